@@ -1,0 +1,26 @@
+"""The one place where scikit-learn's private helpers are imported.
+
+scikit-learn does not promise stability for these names; keeping them here means
+a change in a new scikit-learn release is fixed in one file. The tested range is
+pinned in ``pyproject.toml``.
+"""
+
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import (
+    HasMethods,
+    Interval,
+    InvalidParameterError,
+    StrOptions,
+    _Constraint,
+)
+from sklearn.utils.validation import validate_data
+
+__all__ = [
+    "HasMethods",
+    "Interval",
+    "InvalidParameterError",
+    "StrOptions",
+    "_Constraint",
+    "_fit_context",
+    "validate_data",
+]
