@@ -11,7 +11,6 @@ from sklearn.utils._param_validation import (
     Interval,
     InvalidParameterError,
     StrOptions,
-    _Constraint,
 )
 from sklearn.utils.validation import validate_data
 
@@ -20,7 +19,6 @@ __all__ = [
     "Interval",
     "InvalidParameterError",
     "StrOptions",
-    "_Constraint",
     "_fit_context",
     "validate_data",
 ]

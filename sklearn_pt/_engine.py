@@ -1,0 +1,529 @@
+"""The training engine shared by every sklearn_pt estimator.
+
+One module holds what every estimator needs between its validated NumPy
+arrays and its ``torch.nn.Module``:
+
+* :func:`resolve_device` and :func:`resolve_dtype` turn the ``device`` and
+  ``dtype`` parameters into torch objects, failing early with the fix;
+* :func:`make_generator` turns ``random_state`` into a local
+  :class:`torch.Generator`, so that no global random state is read or written;
+* :func:`as_tensor` is the single NumPy -> torch conversion;
+* :func:`train_module` is the single training loop (solvers ``"sgd"``,
+  ``"adam"``, ``"gd"``, ``"lbfgs"``), with early stopping, divergence detection
+  and a per-iteration callback;
+* :func:`predict_numpy` evaluates a module in chunks and returns NumPy on CPU.
+
+Design notes
+------------
+The data live on the training device for the whole fit, and mini-batches are
+drawn by slicing one random permutation of the row indices per epoch (no
+``Dataset``/``DataLoader``, no per-sample Python work). Losses are summed on the
+device and read back once per iteration, so a GPU is synchronised once per
+epoch, not once per batch. Weight decay (``alpha``) is applied by the optimiser
+to parameters with two or more dimensions (weight matrices, not biases), like
+the L2 penalty of :class:`sklearn.neural_network.MLPRegressor`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from sklearn.utils import check_random_state
+
+from ._compat import Interval, StrOptions
+from .exceptions import ConvergenceWarning, DivergenceError
+
+__all__ = [
+    "TRAINING_PARAMETER_CONSTRAINTS",
+    "DeviceString",
+    "TrainingResult",
+    "as_tensor",
+    "make_generator",
+    "predict_numpy",
+    "resolve_device",
+    "resolve_dtype",
+    "train_module",
+]
+
+SOLVERS = ("sgd", "adam", "gd", "lbfgs")
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
+_DEVICE_PATTERN = re.compile(r"(auto|cpu|cuda(:\d+)?)")
+_PREDICT_CHUNK_ROWS = 65_536
+_BLOW_UP_FACTOR = 1e6
+"""A loss this many times its value at initialisation stops training at once."""
+_FINAL_RISE_FACTOR = 10.0
+"""A final loss this many times its value at initialisation counts as diverged."""
+
+
+class DeviceString(StrOptions):
+    """Parameter constraint: ``"auto"``, ``"cpu"``, ``"cuda"`` or ``"cuda:N"``.
+
+    A :class:`StrOptions` that also accepts ``"cuda:N"`` for any index ``N``.
+    """
+
+    def __init__(self):
+        super().__init__({"auto", "cpu", "cuda"})
+
+    def is_satisfied_by(self, val) -> bool:
+        return isinstance(val, str) and _DEVICE_PATTERN.fullmatch(val) is not None
+
+    def __str__(self) -> str:
+        return "a str among {'auto', 'cpu', 'cuda', 'cuda:N'}"
+
+
+TRAINING_PARAMETER_CONSTRAINTS = {
+    "solver": [StrOptions(set(SOLVERS))],
+    "alpha": [Interval(Real, 0, None, closed="left")],
+    "batch_size": [StrOptions({"auto"}), Interval(Integral, 1, None, closed="left")],
+    "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "tol": [Interval(Real, 0, None, closed="left")],
+    "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+    "shuffle": ["boolean"],
+    "random_state": ["random_state"],
+    "verbose": ["verbose"],
+    "device": [DeviceString()],
+    "dtype": [StrOptions(set(DTYPES))],
+}
+"""Constraints of the engine's parameters, merged into each estimator's own."""
+
+
+def resolve_device(device: str) -> torch.device:
+    """Turn a ``device`` parameter into a :class:`torch.device`.
+
+    Parameters
+    ----------
+    device : {"auto", "cpu", "cuda"} or "cuda:N"
+        ``"auto"`` picks the current CUDA device when one is available, else the
+        CPU.
+
+    Returns
+    -------
+    torch.device
+
+    Raises
+    ------
+    ValueError
+        If a CUDA device is asked for and this torch build or machine has none.
+
+    Examples
+    --------
+    >>> from sklearn_pt._engine import resolve_device
+    >>> resolve_device("cpu")
+    device(type='cpu')
+    """
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    resolved = torch.device(device)
+    if resolved.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(
+                f"device={device!r} was requested but CUDA is not available "
+                f"(torch {torch.__version__}, CUDA build: {torch.version.cuda}). "
+                "Use device='cpu', or device='auto' to use a GPU only when one "
+                "is present, or install a CUDA build of torch."
+            )
+        count = torch.cuda.device_count()
+        if resolved.index is not None and resolved.index >= count:
+            raise ValueError(
+                f"device={device!r} was requested but only {count} CUDA "
+                f"device(s) are visible (cuda:0 to cuda:{count - 1}). Pass one of "
+                "those, or device='cuda' for the current device."
+            )
+    return resolved
+
+
+def resolve_dtype(dtype: str) -> torch.dtype:
+    """Turn a ``dtype`` parameter (``"float32"`` or ``"float64"``) into torch's."""
+    return DTYPES[dtype]
+
+
+def make_generator(random_state) -> torch.Generator:
+    """A local CPU :class:`torch.Generator` seeded from ``random_state``.
+
+    Parameters
+    ----------
+    random_state : int, RandomState instance or None
+        An int gives the same generator on every call. A ``RandomState`` instance
+        is advanced by one draw. ``None`` seeds from fresh operating-system
+        entropy, so that NumPy's global random state is neither read nor
+        changed (this differs from :func:`~sklearn.utils.check_random_state`,
+        which would draw from the global state).
+
+    Returns
+    -------
+    torch.Generator
+        A CPU generator. Every random draw of an estimator (initialisation,
+        neuron selection, mini-batch order) uses it, on CPU, so that results do
+        not depend on the training device.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_pt._engine import make_generator
+    >>> a = torch.rand(2, generator=make_generator(0))
+    >>> b = torch.rand(2, generator=make_generator(0))
+    >>> bool(torch.equal(a, b))
+    True
+    """
+    if random_state is None:
+        seed = int(np.random.SeedSequence().generate_state(1, dtype=np.uint64)[0])
+    else:
+        seed = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+    return torch.Generator().manual_seed(seed)
+
+
+def as_tensor(array, *, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+    """Convert a validated NumPy array to a tensor on ``device``.
+
+    Shares memory with ``array`` when the dtype matches, the array is writable
+    and the device is the CPU; copies otherwise (read-only arrays, such as
+    memory maps, are copied because torch cannot wrap them safely).
+    """
+    if isinstance(array, torch.Tensor):
+        return array.to(device=device, dtype=dtype)
+    array = np.asarray(array)
+    if not array.flags.writeable:
+        array = np.array(array, dtype=array.dtype)
+    return torch.as_tensor(array).to(device=device, dtype=dtype)
+
+
+@dataclass
+class TrainingResult:
+    """What :func:`train_module` reports.
+
+    Attributes
+    ----------
+    loss_curve : list of float
+        The training objective (data loss plus penalty) of each iteration: for
+        the mini-batch solvers the mean batch loss over the epoch (as in
+        :class:`~sklearn.neural_network.MLPRegressor`), for ``"gd"`` and
+        ``"lbfgs"`` the full-batch loss at the start of the step.
+    n_iter : int
+        Number of iterations run.
+    converged : bool
+        Whether the stopping criterion (or the callback) ended training before
+        ``max_iter``.
+    """
+
+    loss_curve: list[float] = field(default_factory=list)
+    n_iter: int = 0
+    converged: bool = False
+
+
+def half_squared_error(prediction: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """``0.5 * mean((prediction - target) ** 2)``, scikit-learn's squared loss."""
+    return 0.5 * F.mse_loss(prediction, target)
+
+
+def train_module(
+    module: torch.nn.Module,
+    X: torch.Tensor,
+    y: torch.Tensor,
+    *,
+    solver: str = "adam",
+    learning_rate_init: float = 1e-3,
+    alpha: float = 0.0,
+    batch_size: int | str = "auto",
+    max_iter: int = 200,
+    tol: float = 1e-4,
+    n_iter_no_change: int = 10,
+    shuffle: bool = True,
+    generator: torch.Generator | None = None,
+    verbose: int = 0,
+    loss: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = half_squared_error,
+    callback: Callable[[int, float], bool | None] | None = None,
+    learning_rate_name: str = "learning_rate_init",
+) -> TrainingResult:
+    """Train the trainable parameters of ``module`` on ``(X, y)`` in place.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        Its parameters with ``requires_grad=True`` are trained; buffers and
+        frozen parameters are left bitwise unchanged.
+    X, y : torch.Tensor
+        Training data, already on the module's device and dtype.
+    solver : {"sgd", "adam", "gd", "lbfgs"}, default="adam"
+        ``"sgd"``: mini-batch SGD with Nesterov momentum 0.9 (as
+        :class:`~sklearn.neural_network.MLPRegressor`); ``"adam"``: mini-batch
+        Adam; ``"gd"``: plain full-batch gradient descent,
+        ``W <- W - learning_rate_init * grad``; ``"lbfgs"``: full-batch L-BFGS
+        with a strong-Wolfe line search (``learning_rate_init`` is not used).
+    learning_rate_init : float, default=1e-3
+        Step size of ``"sgd"``, ``"adam"`` and ``"gd"``.
+    alpha : float, default=0.0
+        L2 penalty ``alpha / (2 n) * ||W||^2`` on parameters with ``ndim >= 2``.
+    batch_size : int or "auto", default="auto"
+        Mini-batch size of ``"sgd"`` and ``"adam"``; ``"auto"`` is
+        ``min(200, n)``. Full-batch solvers ignore it.
+    max_iter : int, default=200
+        Maximum number of iterations (epochs for the mini-batch solvers).
+    tol, n_iter_no_change : float, int
+        Training stops, converged, when the loss has not fallen by at least
+        ``tol`` below its best value for ``n_iter_no_change`` iterations in a row.
+    shuffle : bool, default=True
+        Draw a new mini-batch order every epoch (from ``generator``).
+    generator : torch.Generator, optional
+        CPU generator for the mini-batch order.
+    verbose : int, default=0
+        Print the loss after each iteration when positive.
+    loss : callable, default=half_squared_error
+        ``loss(prediction, target)`` returning a scalar mean over the batch.
+    callback : callable, optional
+        ``callback(iteration, loss)`` after each iteration; returning ``True``
+        stops training (counted as converged).
+    learning_rate_name : str, default="learning_rate_init"
+        Name of the step-size parameter, quoted in the divergence message.
+
+    Returns
+    -------
+    TrainingResult
+
+    Raises
+    ------
+    DivergenceError
+        If the loss becomes NaN or infinite or grows to a million times its
+        value at initialisation (measured on the first 65,536 rows), or if
+        training ends with a loss ten times that value. The module's weights
+        are then not usable and the caller must discard it.
+
+    Warns
+    -----
+    ConvergenceWarning
+        If ``max_iter`` is reached before the stopping criterion.
+    """
+    n_samples = X.shape[0]
+    trainable = [p for p in module.parameters() if p.requires_grad]
+    decayed = [p for p in trainable if p.ndim >= 2]
+    weight_decay = alpha / n_samples
+    result = TrainingResult()
+
+    if not trainable:
+        with torch.no_grad():
+            value = loss(module(X), y) + _penalty(decayed, weight_decay)
+        result.loss_curve.append(float(value))
+        result.converged = True
+        return result
+
+    if solver == "lbfgs":
+        step = _lbfgs_stepper(module, trainable, decayed, weight_decay, X, y, loss)
+    else:
+        step = _first_order_stepper(
+            module,
+            trainable,
+            decayed,
+            X,
+            y,
+            loss,
+            solver=solver,
+            learning_rate=learning_rate_init,
+            weight_decay=weight_decay,
+            batch_size=batch_size,
+            shuffle=shuffle,
+            generator=generator,
+        )
+
+    with torch.no_grad():
+        rows = slice(0, _PREDICT_CHUNK_ROWS)
+        initial_loss = float(loss(module(X[rows]), y[rows]))
+
+    def diverged(message_loss: float, iteration: int) -> DivergenceError:
+        return DivergenceError(
+            _divergence_message(
+                message_loss,
+                initial_loss,
+                iteration,
+                solver,
+                learning_rate_name,
+                learning_rate_init,
+            )
+        )
+
+    best_loss, no_improvement = math.inf, 0
+    for iteration in range(1, max_iter + 1):
+        epoch_loss = step()
+        result.loss_curve.append(epoch_loss)
+        result.n_iter = iteration
+        if not epoch_loss <= _BLOW_UP_FACTOR * initial_loss:  # also catches NaN
+            raise diverged(epoch_loss, iteration)
+        if verbose:
+            print(f"Iteration {iteration}, loss = {epoch_loss:.8f}")
+        if callback is not None and callback(iteration, epoch_loss):
+            result.converged = True
+            break
+        no_improvement = no_improvement + 1 if epoch_loss > best_loss - tol else 0
+        best_loss = min(best_loss, epoch_loss)
+        if no_improvement >= n_iter_no_change:
+            result.converged = True
+            if verbose:
+                print(
+                    f"Training loss did not improve more than tol={tol} for "
+                    f"{n_iter_no_change} consecutive iterations. Stopping."
+                )
+            break
+    if result.loss_curve[-1] > _FINAL_RISE_FACTOR * initial_loss:
+        raise diverged(result.loss_curve[-1], result.n_iter)
+    if not result.converged:
+        warnings.warn(
+            f"solver={solver!r} reached max_iter={max_iter} iterations before the "
+            f"training loss stopped improving by tol={tol}. Increase max_iter, or "
+            "raise tol to stop earlier.",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
+    return result
+
+
+def _divergence_message(loss, initial_loss, iteration, solver, name, value) -> str:
+    if solver == "lbfgs":
+        fix = (
+            "L-BFGS does not use a learning rate: standardise X and y, increase "
+            "alpha, or use solver='adam'"
+        )
+    else:
+        fix = f"Lower {name} (e.g. to {value / 10:g}) or standardise X and y"
+    return (
+        f"Training diverged: the loss went from {initial_loss:.4g} at "
+        f"initialisation to {loss:.4g} at iteration {iteration} with "
+        f"solver={solver!r} and {name}={value:g}. {fix}. The estimator keeps "
+        "the state it had before fit."
+    )
+
+
+def _penalty(decayed, weight_decay) -> torch.Tensor | float:
+    """The L2 penalty ``weight_decay / 2 * ||W||^2`` (0.0 when there is none)."""
+    if weight_decay == 0.0 or not decayed:
+        return 0.0
+    return 0.5 * weight_decay * sum(p.square().sum() for p in decayed)
+
+
+def _first_order_stepper(
+    module,
+    trainable,
+    decayed,
+    X,
+    y,
+    loss,
+    *,
+    solver,
+    learning_rate,
+    weight_decay,
+    batch_size,
+    shuffle,
+    generator,
+) -> Callable[[], float]:
+    """One epoch of SGD/Adam (mini-batch) or one step of GD (full batch).
+
+    The returned callable gives the iteration's objective: batch losses plus
+    the penalty at the end of the iteration (the optimiser applies the penalty's
+    gradient as weight decay).
+    """
+    decayed_ids = {id(p) for p in decayed}
+    groups = [
+        {"params": decayed, "weight_decay": weight_decay},
+        {"params": [p for p in trainable if id(p) not in decayed_ids]},
+    ]
+    groups = [g for g in groups if g["params"]]
+    if solver == "adam":
+        optimizer = torch.optim.Adam(groups, lr=learning_rate)
+    elif solver == "sgd":
+        optimizer = torch.optim.SGD(
+            groups, lr=learning_rate, momentum=0.9, nesterov=True
+        )
+    else:
+        optimizer = torch.optim.SGD(groups, lr=learning_rate)
+
+    n_samples = X.shape[0]
+    if solver == "gd":
+        batch_size = n_samples
+    elif batch_size == "auto":
+        batch_size = min(200, n_samples)
+    batch_size = min(batch_size, n_samples)
+
+    def full_batch_step() -> float:
+        optimizer.zero_grad()
+        batch_loss = loss(module(X), y)
+        batch_loss.backward()
+        with torch.no_grad():
+            value = batch_loss.detach() + _penalty(decayed, weight_decay)
+        optimizer.step()
+        return float(value)
+
+    if batch_size == n_samples:
+        return full_batch_step
+
+    def epoch() -> float:
+        if shuffle:
+            order = torch.randperm(n_samples, generator=generator).to(X.device)
+        else:
+            order = torch.arange(n_samples, device=X.device)
+        total = torch.zeros((), dtype=X.dtype, device=X.device)
+        for index in order.split(batch_size):
+            optimizer.zero_grad()
+            batch_loss = loss(module(X[index]), y[index])
+            batch_loss.backward()
+            optimizer.step()
+            total.add_(batch_loss.detach(), alpha=index.shape[0])
+        with torch.no_grad():
+            return float(total / n_samples + _penalty(decayed, weight_decay))
+
+    return epoch
+
+
+def _lbfgs_stepper(
+    module, trainable, decayed, weight_decay, X, y, loss
+) -> Callable[[], float]:
+    """One L-BFGS iteration; the penalty enters the objective explicitly."""
+    optimizer = torch.optim.LBFGS(
+        trainable, lr=1.0, max_iter=1, line_search_fn="strong_wolfe"
+    )
+
+    def closure() -> torch.Tensor:
+        optimizer.zero_grad()
+        value = loss(module(X), y) + _penalty(decayed, weight_decay)
+        value.backward()
+        return value
+
+    def step() -> float:
+        return float(optimizer.step(closure).detach())
+
+    return step
+
+
+def predict_numpy(
+    module: torch.nn.Module,
+    X: np.ndarray,
+    *,
+    transform: Callable[[torch.Tensor], torch.Tensor] | None = None,
+    chunk_rows: int = _PREDICT_CHUNK_ROWS,
+) -> np.ndarray:
+    """Evaluate ``module`` on ``X`` chunk by chunk and return a NumPy array.
+
+    The module runs where its parameters are, in their dtype. At most
+    ``chunk_rows`` rows are on the device at once, so the hidden activations of
+    a huge ``X`` are never materialised together.
+    """
+    reference = next(iter(_tensors(module)))
+    device, dtype = reference.device, reference.dtype
+    outputs = []
+    with torch.inference_mode():
+        for start in range(0, X.shape[0], chunk_rows):
+            chunk = as_tensor(X[start : start + chunk_rows], device=device, dtype=dtype)
+            if transform is not None:
+                chunk = transform(chunk)
+            outputs.append(module(chunk).cpu().numpy())
+    return np.concatenate(outputs)
+
+
+def _tensors(module: torch.nn.Module) -> Iterable[torch.Tensor]:
+    yield from module.parameters()
+    yield from module.buffers()

@@ -1,0 +1,5 @@
+"""scikit-learn estimators backed by PyTorch networks."""
+
+from ._partial import PartiallyTrainableRegressor
+
+__all__ = ["PartiallyTrainableRegressor"]
