@@ -307,7 +307,8 @@ class PartiallyTrainableMLP(nn.Module):
             layers.append(PartiallyTrainableLinear(weight, bias, mask))
             fan_in = width
         self.hidden_layers = nn.ModuleList(layers)
-        self.readout = nn.Linear(fan_in, n_outputs, dtype=dtype)
+        # skip_init: nn.Linear's own initialisation would draw from the global RNG.
+        self.readout = nn.utils.skip_init(nn.Linear, fan_in, n_outputs, dtype=dtype)
         bound = 1.0 / math.sqrt(fan_in)
         with torch.no_grad():
             uniform = torch.rand(n_outputs, fan_in, generator=generator, dtype=dtype)

@@ -1,0 +1,337 @@
+import pickle
+import random
+import warnings
+
+import joblib
+import numpy as np
+import pytest
+import torch
+from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from sklearn_pt._compat import InvalidParameterError
+from sklearn_pt._engine import make_generator
+from sklearn_pt.exceptions import (
+    ConvergenceWarning,
+    DeviceFallbackWarning,
+    DivergenceError,
+)
+from sklearn_pt.neural_network import PartiallyTrainableRegressor
+from sklearn_pt.nn import PartiallyTrainableMLP
+from tests.conftest import make_sphere_regression
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+FAST = dict(hidden_layer_sizes=(32,), max_iter=20, learning_rate_init=1e-2)
+
+
+def training_error(estimator, X, y):
+    return float(np.mean((estimator.predict(X) - y) ** 2))
+
+
+def test_fitted_attributes(sphere_regression):
+    X, y = sphere_regression
+    reg = PartiallyTrainableRegressor(
+        hidden_layer_sizes=(16, 8),
+        trainable_proportion=(0.5, 0.25),
+        random_state=0,
+        max_iter=5,
+        learning_rate_init=1e-2,
+    ).fit(X, y)
+    assert isinstance(reg.module_, PartiallyTrainableMLP)
+    assert [m.sum() for m in reg.trainable_masks_] == [8, 2]
+    assert [m.dtype for m in reg.trainable_masks_] == [np.bool_, np.bool_]
+    assert reg.n_iter_ == len(reg.loss_curve_) == 5
+    assert reg.device_ == torch.device("cpu")
+    assert reg.n_features_in_ == 5 and reg.n_outputs_ == 1
+    assert reg.predict(X).shape == (400,) and reg.predict(X).dtype == np.float64
+    assert reg.predict(X.astype(np.float32)).dtype == np.float32
+
+
+def test_multi_output(sphere_regression):
+    X, y = sphere_regression
+    Y = np.column_stack([y, -y, 2 * y])
+    reg = PartiallyTrainableRegressor(random_state=0, **FAST).fit(X, Y)
+    assert reg.predict(X).shape == (400, 3) and reg.n_outputs_ == 3
+    column = PartiallyTrainableRegressor(random_state=0, **FAST).fit(X, y[:, None])
+    assert column.predict(X).shape == (400, 1)
+
+
+def test_p0_trains_only_the_readout_and_p1_trains_everything(sphere_regression):
+    X, y = sphere_regression
+    p0 = PartiallyTrainableRegressor(trainable_proportion=0.0, random_state=0, **FAST)
+    p1 = PartiallyTrainableRegressor(trainable_proportion=1.0, random_state=0, **FAST)
+    p0.fit(X, y)
+    p1.fit(X, y)
+    assert not p0.trainable_masks_[0].any() and p1.trainable_masks_[0].all()
+    n_readout = 32 + 1
+    count = lambda reg: sum(p.numel() for p in reg.module_.parameters())  # noqa: E731
+    assert count(p0) == n_readout
+    assert count(p1) == n_readout + 32 * 5 + 32
+
+
+@pytest.mark.parametrize("proportion", [0.0, 0.3, 1.0])
+def test_frozen_neurons_are_bitwise_unchanged(sphere_regression, proportion):
+    X, y = sphere_regression
+    reg = PartiallyTrainableRegressor(
+        trainable_proportion=proportion, init_scale=2.0, random_state=0, **FAST
+    ).fit(X, y)
+    # The estimator draws the network from make_generator(random_state) first.
+    initial = PartiallyTrainableMLP(
+        5,
+        1,
+        hidden_layer_sizes=(32,),
+        trainable_proportion=proportion,
+        init_scale=2.0,
+        random_state=make_generator(0),
+    ).hidden_layers[0]
+    layer = reg.module_.hidden_layers[0]
+    frozen = torch.as_tensor(~reg.trainable_masks_[0])
+    assert torch.equal(layer.trainable_mask, initial.trainable_mask)
+    assert torch.equal(layer.weight[frozen], initial.weight[frozen])
+    assert torch.equal(layer.bias[frozen], initial.bias[frozen])
+    if proportion > 0:
+        assert not torch.equal(layer.weight[~frozen], initial.weight[~frozen])
+
+
+def test_same_random_state_gives_bitwise_identical_predictions(sphere_regression):
+    X, y = sphere_regression
+
+    def fit(random_state):
+        reg = PartiallyTrainableRegressor(
+            trainable_proportion=0.5, random_state=random_state, **FAST
+        )
+        return reg.fit(X, y).predict(X)
+
+    assert np.array_equal(fit(0), fit(0))
+    assert not np.array_equal(fit(0), fit(1))
+    assert not np.array_equal(fit(None), fit(None))
+
+
+def test_fit_leaves_global_random_states_alone(sphere_regression):
+    X, y = sphere_regression
+    np_state, torch_state, py_state = (
+        np.random.get_state(),
+        torch.get_rng_state(),
+        random.getstate(),
+    )
+    PartiallyTrainableRegressor(random_state=0, **FAST).fit(X, y)
+    PartiallyTrainableRegressor(random_state=None, **FAST).fit(X, y)
+    assert np.array_equal(np_state[1], np.random.get_state()[1])
+    assert torch.equal(torch_state, torch.get_rng_state())
+    assert py_state == random.getstate()
+
+
+def test_float32_predictions_are_batch_invariant_at_float32_precision(
+    sphere_regression,
+):
+    X, y = sphere_regression
+    reg = PartiallyTrainableRegressor(random_state=0, **FAST).fit(X, y)
+    whole = reg.predict(X)
+    parts = np.concatenate([reg.predict(X[i : i + 7]) for i in range(0, len(X), 7)])
+    order = np.random.default_rng(0).permutation(len(X))
+    np.testing.assert_allclose(parts, whole, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        reg.predict(X[order]), whole[order], rtol=1e-5, atol=1e-6
+    )
+
+
+def test_sphere_projection_makes_predictions_scale_invariant(sphere_regression):
+    X, y = sphere_regression
+    scales = np.random.default_rng(0).uniform(0.1, 10, size=(len(X), 1))
+    reg = PartiallyTrainableRegressor(random_state=0, dtype="float64", **FAST).fit(X, y)
+    np.testing.assert_allclose(reg.predict(X * scales), reg.predict(X), rtol=1e-10)
+    raw = PartiallyTrainableRegressor(
+        project_to_sphere=False, random_state=0, dtype="float64", **FAST
+    ).fit(X, y)
+    assert not np.allclose(raw.predict(X * scales), raw.predict(X))
+
+
+def test_phase_transition_shape():
+    """The paper's claim at test size, averaged over three seeds.
+
+    Training error falls from P=0 to P=0.1 and again to P=1, and a large init
+    scale (tau=10, neurons always on/off) makes the random-features model worse.
+    """
+
+    def mean_error(proportion, init_scale):
+        errors = []
+        for seed in range(3):
+            X, y = make_sphere_regression(random_state=seed)
+            reg = PartiallyTrainableRegressor(
+                hidden_layer_sizes=(128,),
+                trainable_proportion=proportion,
+                init_scale=init_scale,
+                alpha=0.0,
+                learning_rate_init=1e-2,
+                max_iter=150,
+                random_state=seed,
+            ).fit(X, y)
+            errors.append(training_error(reg, X, y))
+        return np.mean(errors)
+
+    e0, e_small, e1 = (mean_error(p, 1.0) for p in (0.0, 0.1, 1.0))
+    # Measured here: 0.089, 0.031, 0.0034 (seed std about 0.005, 0.005, 0.0004).
+    assert e_small < 0.6 * e0
+    assert e1 < 0.5 * e_small
+    # Measured: 0.237 for tau=10 against 0.089 for tau=1.
+    assert mean_error(0.0, 10.0) > 1.5 * e0
+
+
+def test_grid_search_over_proportion_in_a_pipeline():
+    rng = np.random.default_rng(0)
+    X = rng.normal(loc=3.0, scale=5.0, size=(150, 4))
+    y = np.sin(X[:, 0] / 5) + X[:, 1] / 5
+    pipe = make_pipeline(
+        StandardScaler(),
+        PartiallyTrainableRegressor(random_state=0, **FAST),
+    )
+    grid = {"partiallytrainableregressor__trainable_proportion": [0.0, 0.5, 1.0]}
+    search = GridSearchCV(pipe, grid, cv=3, n_jobs=2).fit(X, y)
+    serial = GridSearchCV(pipe, grid, cv=3, n_jobs=1).fit(X, y)
+    assert search.best_params_ in [
+        {"partiallytrainableregressor__trainable_proportion": p} for p in (0, 0.5, 1)
+    ]
+    np.testing.assert_array_equal(
+        search.cv_results_["mean_test_score"], serial.cv_results_["mean_test_score"]
+    )
+    assert np.all(np.isfinite(search.cv_results_["mean_test_score"]))
+
+
+def test_pickle_and_joblib_round_trips(sphere_regression, tmp_path):
+    X, y = sphere_regression
+    reg = PartiallyTrainableRegressor(random_state=0, **FAST).fit(X, y)
+    restored = pickle.loads(pickle.dumps(reg))
+    assert np.array_equal(restored.predict(X), reg.predict(X))
+    joblib.dump(reg, tmp_path / "model.joblib")
+    assert np.array_equal(
+        joblib.load(tmp_path / "model.joblib").predict(X), reg.predict(X)
+    )
+
+
+def test_model_fitted_on_a_missing_gpu_loads_on_the_cpu(sphere_regression, no_cuda):
+    X, y = sphere_regression
+    reg = PartiallyTrainableRegressor(random_state=0, **FAST).fit(X, y)
+    expected = reg.predict(X)
+    reg.device_ = torch.device("cuda:0")  # as if it had been fitted on a GPU
+    with pytest.warns(DeviceFallbackWarning, match="loaded on the CPU"):
+        restored = pickle.loads(pickle.dumps(reg))
+    assert restored.device_ == torch.device("cpu")
+    assert np.array_equal(restored.predict(X), expected)
+
+
+@pytest.mark.gpu
+def test_gpu_fit_pickles_with_cpu_tensors(sphere_regression):
+    X, y = sphere_regression
+    reg = PartiallyTrainableRegressor(device="cuda", random_state=0, **FAST).fit(X, y)
+    assert reg.device_.type == "cuda"
+    state = reg.__getstate__()
+    tensors = [*state["module_"].parameters(), *state["module_"].buffers()]
+    assert all(t.device.type == "cpu" for t in tensors)
+    assert all(t.device.type == "cuda" for t in reg.module_.parameters())
+    restored = pickle.loads(pickle.dumps(reg))
+    np.testing.assert_allclose(restored.predict(X), reg.predict(X), rtol=1e-6)
+
+
+def test_failed_fit_keeps_the_previous_model(sphere_regression):
+    X, y = sphere_regression
+    reg = PartiallyTrainableRegressor(random_state=0, solver="sgd", **FAST).fit(X, y)
+    before, attributes = reg.predict(X), dict(vars(reg))
+    reg.set_params(learning_rate_init=1e4)
+    with pytest.raises(DivergenceError, match="learning_rate_init"):
+        reg.fit(X, y)
+    assert reg.module_ is attributes["module_"]
+    assert np.array_equal(reg.predict(X), before)
+    with pytest.raises(ValueError, match="NaN"):
+        reg.fit(np.full_like(X, np.nan), y)
+    assert np.array_equal(reg.predict(X), before)
+
+
+def test_failed_first_fit_leaves_the_estimator_unfitted(sphere_regression):
+    X, y = sphere_regression
+    reg = PartiallyTrainableRegressor(
+        solver="sgd", **{**FAST, "learning_rate_init": 1e4}
+    )
+    with pytest.raises(DivergenceError):
+        reg.fit(X, y)
+    assert not hasattr(reg, "n_features_in_")
+    with pytest.raises(NotFittedError):
+        reg.predict(X)
+
+
+def test_verbose(sphere_regression, capsys):
+    X, y = sphere_regression
+    PartiallyTrainableRegressor(verbose=1, random_state=0, **FAST).fit(X, y)
+    assert "Iteration 1, loss = " in capsys.readouterr().out
+    PartiallyTrainableRegressor(random_state=0, **FAST).fit(X, y)
+    assert capsys.readouterr().out == ""
+
+
+def test_convergence_warning_when_max_iter_is_hit(sphere_regression):
+    X, y = sphere_regression
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        with pytest.raises(ConvergenceWarning, match="max_iter=2"):
+            PartiallyTrainableRegressor(max_iter=2, tol=0.0).fit(X, y)
+
+
+# --- bad input ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"trainable_proportion": 1.5}, r"'trainable_proportion' parameter"),
+        ({"trainable_proportion": -0.1}, r"'trainable_proportion' parameter"),
+        (
+            {"trainable_proportion": (0.5, 1.5)},
+            r"trainable_proportion must lie in \[0, 1\]",
+        ),
+        ({"trainable_proportion": (0.5, 0.5, 0.5)}, r"one float per hidden layer"),
+        ({"hidden_layer_sizes": (8, 0)}, r"hidden_layer_sizes must be positive"),
+        ({"hidden_layer_sizes": (8.5,)}, r"hidden_layer_sizes must be a positive int"),
+        ({"init_scale": 0.0}, r"'init_scale' parameter"),
+        ({"device": "gpu"}, r"'device' parameter.*'cuda:N'"),
+        ({"solver": "rmsprop"}, r"'solver' parameter"),
+        ({"dtype": "float16"}, r"'dtype' parameter"),
+        ({"trainable_selection": "leverage"}, r"'trainable_selection' parameter"),
+        ({"learning_rate_init": 0.0}, r"'learning_rate_init' parameter"),
+    ],
+)
+def test_bad_parameters_name_the_parameter(sphere_regression, params, match):
+    X, y = sphere_regression
+    reg = PartiallyTrainableRegressor(**{"hidden_layer_sizes": (8, 8), **params})
+    with pytest.raises((ValueError, InvalidParameterError), match=match):
+        reg.fit(X, y)
+
+
+def test_cuda_without_cuda_names_device_and_fix(sphere_regression, no_cuda):
+    X, y = sphere_regression
+    with pytest.raises(ValueError, match=r"device='cuda'.*device='cpu'"):
+        PartiallyTrainableRegressor(device="cuda").fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "X_bad, match",
+    [
+        (lambda X: np.where(X > 0.9, np.nan, X), "NaN"),
+        (lambda X: np.where(X > 0.9, np.inf, X), "infinity"),
+        (lambda X: X[:0], "0 sample"),
+        (lambda X: X[:, 0], "Expected 2D array"),
+        (lambda X: X[:, :, None], "3"),
+    ],
+)
+def test_bad_inputs_are_rejected_clearly(sphere_regression, X_bad, match):
+    X, y = sphere_regression
+    X = X_bad(X)
+    with pytest.raises(ValueError, match=match):
+        PartiallyTrainableRegressor(**FAST).fit(X, y[: len(X)])
+
+
+def test_predict_with_wrong_number_of_features(sphere_regression):
+    X, y = sphere_regression
+    reg = PartiallyTrainableRegressor(random_state=0, **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="X has 4 features, but"):
+        reg.predict(X[:, :4])

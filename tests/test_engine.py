@@ -1,0 +1,299 @@
+import random
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+from sklearn_pt._engine import (
+    DeviceString,
+    as_tensor,
+    make_generator,
+    predict_numpy,
+    resolve_device,
+    resolve_dtype,
+    train_module,
+)
+from sklearn_pt.exceptions import ConvergenceWarning, DivergenceError
+
+
+def linear_problem(n=256, d=4, seed=0, dtype=torch.float64):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(n, d, generator=g, dtype=dtype)
+    y = X @ torch.arange(1.0, d + 1, dtype=dtype)[:, None]
+    return X, y
+
+
+def linear_module(d=4, dtype=torch.float64):
+    module = torch.nn.Linear(d, 1, dtype=dtype)
+    with torch.no_grad():
+        module.weight.zero_()
+        module.bias.zero_()
+    return module
+
+
+# --- devices and dtypes -------------------------------------------------------
+
+
+def test_resolve_device_cpu_and_auto_without_cuda(no_cuda):
+    assert resolve_device("cpu") == torch.device("cpu")
+    assert resolve_device("auto") == torch.device("cpu")
+
+
+@pytest.mark.parametrize("device", ["cuda", "cuda:0", "cuda:1"])
+def test_resolve_device_cuda_missing_says_the_fix(no_cuda, device):
+    with pytest.raises(ValueError, match=r"CUDA is not available.*device='cpu'"):
+        resolve_device(device)
+
+
+def test_resolve_device_index_out_of_range(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    with pytest.raises(ValueError, match=r"only 2 CUDA device\(s\).*cuda:0 to cuda:1"):
+        resolve_device("cuda:2")
+
+
+@pytest.mark.parametrize("value", ["auto", "cpu", "cuda", "cuda:0", "cuda:12"])
+def test_device_constraint_accepts(value):
+    assert DeviceString().is_satisfied_by(value)
+
+
+@pytest.mark.parametrize("value", ["gpu", "CPU", "cuda:", "cuda:x", "cuda:0 ", 0, None])
+def test_device_constraint_rejects(value):
+    assert not DeviceString().is_satisfied_by(value)
+
+
+def test_resolve_dtype():
+    assert resolve_dtype("float32") is torch.float32
+    assert resolve_dtype("float64") is torch.float64
+
+
+# --- random state -------------------------------------------------------------
+
+
+def test_make_generator_int_is_reproducible_and_none_is_not():
+    draw = lambda rs: torch.rand(5, generator=make_generator(rs))  # noqa: E731
+    assert torch.equal(draw(3), draw(3))
+    assert not torch.equal(draw(3), draw(4))
+    assert not torch.equal(draw(None), draw(None))
+
+
+def test_make_generator_advances_a_random_state_instance():
+    rs = np.random.RandomState(0)
+    first = torch.rand(3, generator=make_generator(rs))
+    second = torch.rand(3, generator=make_generator(rs))
+    assert not torch.equal(first, second)
+
+
+@pytest.mark.parametrize("random_state", [None, 0])
+def test_make_generator_leaves_global_states_alone(random_state):
+    np_state = np.random.get_state()
+    torch_state = torch.get_rng_state()
+    py_state = random.getstate()
+    torch.rand(3, generator=make_generator(random_state))
+    assert all(
+        np.array_equal(a, b)
+        for a, b in zip(np_state, np.random.get_state(), strict=True)
+    )
+    assert torch.equal(torch_state, torch.get_rng_state())
+    assert py_state == random.getstate()
+
+
+# --- conversion -----------------------------------------------------------------
+
+
+def test_as_tensor_shares_writable_memory_and_copies_readonly():
+    X = np.ones((3, 2), dtype=np.float32)
+    shared = as_tensor(X, device=torch.device("cpu"), dtype=torch.float32)
+    X[0, 0] = 5.0
+    assert shared[0, 0] == 5.0
+    X.flags.writeable = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        copied = as_tensor(X, device=torch.device("cpu"), dtype=torch.float32)
+    assert copied.data_ptr() != shared.data_ptr()
+    assert torch.equal(copied, shared)
+
+
+def test_predict_numpy_chunks_agree_with_one_pass():
+    module = torch.nn.Sequential(torch.nn.Linear(3, 8, dtype=torch.float64))
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    whole = predict_numpy(module, X)
+    chunked = predict_numpy(module, X, chunk_rows=7)
+    assert isinstance(whole, np.ndarray) and whole.shape == (50, 8)
+    np.testing.assert_array_equal(whole, chunked)
+
+
+# --- training -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "solver, lr", [("adam", 0.05), ("sgd", 0.01), ("gd", 0.1), ("lbfgs", 1.0)]
+)
+def test_every_solver_fits_a_linear_target(solver, lr):
+    X, y = linear_problem()
+    module = linear_module()
+    result = train_module(
+        module,
+        X,
+        y,
+        solver=solver,
+        learning_rate_init=lr,
+        batch_size=32,
+        max_iter=300,
+        tol=1e-12,
+        generator=make_generator(0),
+    )
+    assert result.loss_curve[-1] < 1e-3 * result.loss_curve[0]
+    assert result.n_iter == len(result.loss_curve)
+    np.testing.assert_allclose(
+        module.weight.detach().numpy().ravel(), [1, 2, 3, 4], atol=0.05
+    )
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_gd_is_plain_gradient_descent():
+    """Two steps of solver='gd' equal the hand-written update W -= lr * grad."""
+    X, y = linear_problem(n=64)
+    module = linear_module()
+    lr, alpha = 0.1, 0.5
+    train_module(
+        module, X, y, solver="gd", learning_rate_init=lr, alpha=alpha, max_iter=2
+    )
+    w = torch.zeros(1, 4, dtype=torch.float64)
+    b = torch.zeros(1, dtype=torch.float64)
+    n = X.shape[0]
+    for _ in range(2):
+        residual = X @ w.T + b - y  # d(0.5 * mean(residual^2)) / d prediction
+        grad_w = residual.T @ X / n + alpha / n * w
+        grad_b = residual.sum(0) / n
+        w, b = w - lr * grad_w, b - lr * grad_b
+    torch.testing.assert_close(module.weight.detach(), w, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(module.bias.detach(), b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_loss_curve_includes_the_penalty():
+    X, y = linear_problem(n=64)
+    module = linear_module()
+    alpha = 3.0
+    result = train_module(module, X, y, solver="gd", alpha=alpha, max_iter=1)
+    # The weights start at zero, so the first objective is the data loss alone.
+    assert result.loss_curve[0] == pytest.approx(float(0.5 * (y**2).mean()))
+    module2 = torch.nn.Linear(4, 1, dtype=torch.float64)
+    with torch.no_grad():
+        module2.weight.fill_(1.0)
+        module2.bias.zero_()
+    prediction = X.sum(1, keepdim=True)
+    expected = 0.5 * ((prediction - y) ** 2).mean() + 0.5 * alpha / 64 * 4
+    result = train_module(module2, X, y, solver="gd", alpha=alpha, max_iter=1)
+    assert result.loss_curve[0] == pytest.approx(float(expected))
+
+
+def test_frozen_parameters_and_buffers_do_not_move():
+    X, y = linear_problem()
+    module = torch.nn.Sequential(
+        torch.nn.Linear(4, 8, dtype=torch.float64),
+        torch.nn.Linear(8, 1, dtype=torch.float64),
+    )
+    module[0].weight.requires_grad_(False)
+    frozen = module[0].weight.detach().clone()
+    train_module(module, X, y, max_iter=3, learning_rate_init=0.1)
+    assert torch.equal(module[0].weight, frozen)
+    assert module[0].weight.grad is None
+
+
+def test_early_stopping_and_convergence_warning():
+    X, y = linear_problem()
+    result = train_module(
+        linear_module(), X, y, solver="adam", max_iter=500, tol=10.0, n_iter_no_change=3
+    )
+    assert result.converged and result.n_iter == 4
+    with pytest.warns(ConvergenceWarning, match="max_iter=2"):
+        result = train_module(linear_module(), X, y, max_iter=2, tol=0.0)
+    assert not result.converged and result.n_iter == 2
+
+
+def test_callback_can_stop_training():
+    X, y = linear_problem()
+    seen = []
+
+    def callback(iteration, loss):
+        seen.append((iteration, loss))
+        return iteration == 5
+
+    result = train_module(linear_module(), X, y, max_iter=100, callback=callback)
+    assert result.n_iter == 5 and result.converged
+    assert [loss for _, loss in seen] == result.loss_curve
+
+
+@pytest.mark.parametrize("solver, lr", [("sgd", 1e3), ("gd", 1e3), ("adam", 1e7)])
+def test_divergence_names_the_learning_rate(solver, lr):
+    X, y = linear_problem()
+    with pytest.raises(DivergenceError, match=r"Lower learning_rate_init \(e\.g\. to"):
+        train_module(
+            linear_module(), X, y, solver=solver, learning_rate_init=lr, max_iter=50
+        )
+
+
+def test_divergence_on_nan_loss_and_custom_name():
+    X, y = linear_problem()
+    y = y.clone()
+    y[0] = float("nan")
+    with pytest.raises(DivergenceError, match="step_size_constants"):
+        train_module(
+            linear_module(), X, y, max_iter=5, learning_rate_name="step_size_constants"
+        )
+
+
+def test_mini_batch_order_follows_the_generator():
+    X, y = linear_problem()
+
+    def fit(seed):
+        module = linear_module()
+        train_module(
+            module,
+            X,
+            y,
+            solver="sgd",
+            batch_size=16,
+            max_iter=2,
+            tol=0.0,
+            generator=make_generator(seed),
+            learning_rate_init=0.01,
+        )
+        return module.weight.detach()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        assert torch.equal(fit(0), fit(0))
+        assert not torch.equal(fit(0), fit(1))
+
+
+def test_training_leaves_global_rng_alone():
+    X, y = linear_problem()
+    module = linear_module()
+    torch_state = torch.get_rng_state()
+    np_state = np.random.get_state()
+    train_module(
+        module,
+        X,
+        y,
+        max_iter=3,
+        tol=1e9,
+        n_iter_no_change=2,
+        generator=make_generator(0),
+    )
+    assert torch.equal(torch_state, torch.get_rng_state())
+    assert np.array_equal(np_state[1], np.random.get_state()[1])
+
+
+def test_verbose_prints_like_mlp(capsys):
+    X, y = linear_problem()
+    train_module(
+        linear_module(), X, y, max_iter=3, tol=1e9, n_iter_no_change=2, verbose=1
+    )
+    out = capsys.readouterr().out
+    assert "Iteration 1, loss = " in out and "Iteration 2, loss = " in out
+    train_module(linear_module(), X, y, max_iter=3, tol=1e9, n_iter_no_change=2)
+    assert capsys.readouterr().out == ""
