@@ -1,0 +1,27 @@
+"""Pure functions for the formulas of the papers.
+
+Partially trainable networks (He, Lao, Lu, Zhang, 2026):
+
+- :func:`kappa_p` -- harmonic interpolation of the two mismatches;
+- :func:`biased_relu_alpha`, :func:`biased_relu_kappa0` -- spherical
+  biased-ReLU constants;
+- :func:`approximation_bound` -- the high-probability approximation bound;
+- :func:`proportion_for_reduction` -- the trainable proportion that captures
+  a given fraction of the bound's reduction.
+"""
+
+from ._partial import (
+    approximation_bound,
+    biased_relu_alpha,
+    biased_relu_kappa0,
+    kappa_p,
+    proportion_for_reduction,
+)
+
+__all__ = [
+    "approximation_bound",
+    "biased_relu_alpha",
+    "biased_relu_kappa0",
+    "kappa_p",
+    "proportion_for_reduction",
+]
