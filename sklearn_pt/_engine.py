@@ -242,6 +242,8 @@ def train_module(
     loss: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = half_squared_error,
     callback: Callable[[int, float], bool | None] | None = None,
     learning_rate_name: str = "learning_rate_init",
+    early_stopping: bool = True,
+    nonnegative_loss: bool = True,
 ) -> TrainingResult:
     """Train the trainable parameters of ``module`` on ``(X, y)`` in place.
 
@@ -283,6 +285,15 @@ def train_module(
         stops training (counted as converged).
     learning_rate_name : str, default="learning_rate_init"
         Name of the step-size parameter, quoted in the divergence message.
+    early_stopping : bool, default=True
+        Stop on the ``tol``/``n_iter_no_change`` criterion and warn when
+        ``max_iter`` is reached. ``False`` runs exactly ``max_iter``
+        iterations (unless the callback stops earlier), as fixed-step
+        algorithms such as "two steps of GD" need, and never warns.
+    nonnegative_loss : bool, default=True
+        Whether the loss is nonnegative, as the squared loss is. Only then are
+        the blow-up checks (relative to the loss at initialisation) applied;
+        NaN and infinite losses are always detected.
 
     Returns
     -------
@@ -291,10 +302,11 @@ def train_module(
     Raises
     ------
     DivergenceError
-        If the loss becomes NaN or infinite or grows to a million times its
-        value at initialisation (measured on the first 65,536 rows), or if
-        training ends with a loss ten times that value. The module's weights
-        are then not usable and the caller must discard it.
+        If the loss becomes NaN or infinite or (for a nonnegative loss) grows
+        to a million times its value at initialisation (measured on the first
+        65,536 rows), or if training ends with a loss ten times that value.
+        The module's weights are then not usable and the caller must discard
+        it.
 
     Warns
     -----
@@ -353,13 +365,17 @@ def train_module(
         epoch_loss = step()
         result.loss_curve.append(epoch_loss)
         result.n_iter = iteration
-        if not epoch_loss <= _BLOW_UP_FACTOR * initial_loss:  # also catches NaN
+        if not math.isfinite(epoch_loss) or (
+            nonnegative_loss and epoch_loss > _BLOW_UP_FACTOR * initial_loss
+        ):
             raise diverged(epoch_loss, iteration)
         if verbose:
             print(f"Iteration {iteration}, loss = {epoch_loss:.8f}")
         if callback is not None and callback(iteration, epoch_loss):
             result.converged = True
             break
+        if not early_stopping:
+            continue
         no_improvement = no_improvement + 1 if epoch_loss > best_loss - tol else 0
         best_loss = min(best_loss, epoch_loss)
         if no_improvement >= n_iter_no_change:
@@ -370,9 +386,9 @@ def train_module(
                     f"{n_iter_no_change} consecutive iterations. Stopping."
                 )
             break
-    if result.loss_curve[-1] > _FINAL_RISE_FACTOR * initial_loss:
+    if nonnegative_loss and result.loss_curve[-1] > _FINAL_RISE_FACTOR * initial_loss:
         raise diverged(result.loss_curve[-1], result.n_iter)
-    if not result.converged:
+    if early_stopping and not result.converged:
         warnings.warn(
             f"solver={solver!r} reached max_iter={max_iter} iterations before the "
             f"training loss stopped improving by tol={tol}. Increase max_iter, or "

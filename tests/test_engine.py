@@ -297,3 +297,39 @@ def test_verbose_prints_like_mlp(capsys):
     assert "Iteration 1, loss = " in out and "Iteration 2, loss = " in out
     train_module(linear_module(), X, y, max_iter=3, tol=1e9, n_iter_no_change=2)
     assert capsys.readouterr().out == ""
+
+
+def test_fixed_number_of_steps_without_early_stopping():
+    X, y = linear_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        result = train_module(
+            linear_module(),
+            X,
+            y,
+            solver="gd",
+            max_iter=2,
+            tol=1e9,
+            early_stopping=False,
+        )
+    assert result.n_iter == 2 and not result.converged
+
+
+def test_negative_losses_are_not_mistaken_for_divergence():
+    X, y = linear_problem()
+
+    def correlation(prediction, target):
+        return -(prediction * target).mean()
+
+    result = train_module(
+        linear_module(),
+        X,
+        y,
+        solver="gd",
+        learning_rate_init=0.01,
+        max_iter=3,
+        loss=correlation,
+        early_stopping=False,
+        nonnegative_loss=False,
+    )
+    assert result.loss_curve[-1] < result.loss_curve[0] == 0.0  # zero init
