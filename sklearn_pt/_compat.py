@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import (
     Interval,
     InvalidParameterError,
     StrOptions,
+    validate_params,
 )
 from sklearn.utils.validation import validate_data
 
@@ -21,4 +22,5 @@ __all__ = [
     "StrOptions",
     "_fit_context",
     "validate_data",
+    "validate_params",
 ]
