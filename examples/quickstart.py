@@ -35,6 +35,5 @@ for proportion in (0.0, 0.05, 0.1, 0.25, 0.5, 1.0):
     train = mean_squared_error(y_train, reg.predict(X_train))
     test = mean_squared_error(y_test, reg.predict(X_test))
     n_trainable = int(reg.trainable_masks_[0].sum())
-    print(
-        f"{proportion:5.2f} {n_trainable:9d} {train:10.5f} {test:10.5f} {reg.n_iter_:6d}"
-    )
+    row = f"{proportion:5.2f} {n_trainable:9d} {train:10.5f} {test:10.5f}"
+    print(f"{row} {reg.n_iter_:6d}")
