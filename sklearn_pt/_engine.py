@@ -50,6 +50,7 @@ __all__ = [
     "predict_numpy",
     "resolve_device",
     "resolve_dtype",
+    "solve_ridge",
     "train_module",
 ]
 
@@ -533,6 +534,46 @@ def _lbfgs_stepper(
         return float(optimizer.step(closure).detach())
 
     return step
+
+
+def solve_ridge(
+    features: torch.Tensor, targets: torch.Tensor, alpha: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Closed-form ridge regression with an unpenalised intercept.
+
+    Minimises ``||features @ coef.T + intercept - targets||^2 + alpha ||coef||^2``
+    (the objective of :class:`sklearn.linear_model.Ridge`, and ``2 n`` times the
+    training objective of the library's estimators restricted to a linear
+    readout). Solved in float64 on the features' device: a Cholesky solve of
+    the ``(p, p)`` normal equations for ``alpha > 0``, least squares (minimum
+    norm) for ``alpha = 0``.
+
+    Parameters
+    ----------
+    features : Tensor of shape (n_samples, n_features)
+    targets : Tensor of shape (n_samples, n_outputs)
+    alpha : float
+        Ridge penalty, nonnegative.
+
+    Returns
+    -------
+    coef : Tensor of shape (n_outputs, n_features)
+    intercept : Tensor of shape (n_outputs,)
+        In the dtype of ``features``.
+    """
+    Phi = features.to(torch.float64)
+    Y = targets.to(torch.float64)
+    Phi_mean, Y_mean = Phi.mean(0), Y.mean(0)
+    Phi_c, Y_c = Phi - Phi_mean, Y - Y_mean
+    if alpha > 0:
+        gram = Phi_c.T @ Phi_c
+        gram.diagonal().add_(alpha)
+        coef = torch.cholesky_solve(Phi_c.T @ Y_c, torch.linalg.cholesky(gram))
+    else:
+        coef = torch.linalg.lstsq(Phi_c, Y_c, driver="gelsd" if Phi.is_cpu else None)
+        coef = coef.solution
+    intercept = Y_mean - Phi_mean @ coef
+    return coef.T.to(features.dtype), intercept.to(features.dtype)
 
 
 def predict_numpy(

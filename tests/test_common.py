@@ -6,6 +6,7 @@ seconds on a CPU.
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from sklearn_pt.kernels import BiasedReLUFeatures
 from sklearn_pt.neural_network import PartiallyTrainableRegressor
 
 ESTIMATORS = [
@@ -30,12 +31,20 @@ ESTIMATORS = [
     PartiallyTrainableRegressor(
         hidden_layer_sizes=(32,),
         trainable_proportion=0.0,
-        solver="gd",
-        learning_rate_init=0.05,
-        max_iter=500,
+        solver="ridge",
         random_state=0,
         dtype="float64",
     ),
+    PartiallyTrainableRegressor(
+        hidden_layer_sizes=(32,),
+        trainable_proportion=0.5,
+        trainable_selection="leverage",
+        learning_rate_init=1e-2,
+        max_iter=30,
+        random_state=0,
+        dtype="float64",
+    ),
+    BiasedReLUFeatures(n_components=16, random_state=0),
 ]
 
 # These two checks compare predict on a subset (or a permutation) of X with

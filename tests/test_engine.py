@@ -12,6 +12,7 @@ from sklearn_pt._engine import (
     predict_numpy,
     resolve_device,
     resolve_dtype,
+    solve_ridge,
     train_module,
 )
 from sklearn_pt.exceptions import ConvergenceWarning, DivergenceError
@@ -333,3 +334,21 @@ def test_negative_losses_are_not_mistaken_for_divergence():
         nonnegative_loss=False,
     )
     assert result.loss_curve[-1] < result.loss_curve[0] == 0.0  # zero init
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.7])
+@pytest.mark.parametrize("shape", [(40, 5), (6, 9)])
+def test_solve_ridge_matches_sklearn_ridge(alpha, shape):
+    from sklearn.linear_model import Ridge
+
+    if alpha == 0.0 and shape[0] < shape[1]:
+        pytest.skip("min-norm least squares: sklearn's Ridge(alpha=0) differs")
+    rng = np.random.default_rng(0)
+    Phi = rng.normal(size=shape)
+    Y = rng.normal(size=(shape[0], 2))
+    coef, intercept = solve_ridge(torch.as_tensor(Phi), torch.as_tensor(Y), alpha)
+    ridge = Ridge(alpha=alpha, solver="svd").fit(Phi, Y)
+    np.testing.assert_allclose(coef.numpy(), ridge.coef_, rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(
+        intercept.numpy(), ridge.intercept_, rtol=1e-9, atol=1e-10
+    )

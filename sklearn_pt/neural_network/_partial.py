@@ -7,21 +7,31 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
+import torch
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import TorchEstimatorMixin, keep_state_on_error
 from .._compat import Interval, StrOptions, _fit_context, validate_data
 from .._engine import (
+    SOLVERS,
     TRAINING_PARAMETER_CONSTRAINTS,
+    TrainingResult,
     as_tensor,
     make_generator,
     predict_numpy,
     resolve_device,
     resolve_dtype,
+    solve_ridge,
     train_module,
 )
-from ..nn import PartiallyTrainableMLP, project_to_sphere
+from ..kernels import ridge_leverage_scores
+from ..nn import (
+    PartiallyTrainableMLP,
+    project_to_sphere,
+    random_trainable_mask,
+    spherical_biased_relu_init,
+)
 
 __all__ = ["PartiallyTrainableRegressor"]
 
@@ -55,6 +65,55 @@ def _check_trainable_proportion(trainable_proportion, n_layers: int) -> np.ndarr
     return np.broadcast_to(proportions, (n_layers,)).copy()
 
 
+_LEVERAGE_MAX_SAMPLES = 10_000
+
+
+def _leverage_first_layer(
+    X, width, n_trainable, *, init_scale, pool_size, reg, generator
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """First-layer weights whose first ``n_trainable`` rows are drawn by ridge
+    leverage score sampling from a pool of candidates, the rest as usual.
+
+    Candidates are spherical biased-ReLU features; their ridge leverage scores
+    are computed on (at most ``_LEVERAGE_MAX_SAMPLES`` random rows of) the
+    training inputs, and ``n_trainable`` of them are sampled without
+    replacement with probability proportional to the scores (Bach, 2017).
+    """
+    d, dtype = X.shape[1], X.dtype
+    pool_w, pool_b = spherical_biased_relu_init(
+        d, pool_size, init_scale=init_scale, generator=generator, dtype=dtype
+    )
+    if X.shape[0] > _LEVERAGE_MAX_SAMPLES:
+        rows = torch.randperm(X.shape[0], generator=generator)[:_LEVERAGE_MAX_SAMPLES]
+        X = X[rows.to(X.device)]
+    features = torch.relu(X @ pool_w.to(X.device).T + pool_b.to(X.device))
+    scores = ridge_leverage_scores(features, reg).cpu().to(torch.float64)
+    # Dead candidates (always off on these inputs) have score 0; a floor keeps
+    # sampling without replacement possible when fewer than n_trainable live.
+    weights = scores.clamp_min(1e-12 * max(float(scores.max()), 1e-300))
+    chosen = torch.multinomial(
+        weights, n_trainable, replacement=False, generator=generator
+    )
+    rest_w, rest_b = spherical_biased_relu_init(
+        d, width - n_trainable, init_scale=init_scale, generator=generator, dtype=dtype
+    )
+    return torch.cat([pool_w[chosen], rest_w]), torch.cat([pool_b[chosen], rest_b])
+
+
+def _fit_ridge_readout(module, X, y, alpha) -> TrainingResult:
+    """Closed-form readout of a random-features module (no hidden training)."""
+    with torch.no_grad():
+        features = module.features(X)
+        coef, intercept = solve_ridge(features, y, alpha)
+        module.readout.weight.copy_(coef)
+        module.readout.bias.copy_(intercept)
+        residual = module.readout(features) - y
+        objective = (
+            0.5 * residual.square().mean() + 0.5 * alpha / len(X) * coef.square().sum()
+        )
+    return TrainingResult(loss_curve=[float(objective)], n_iter=1, converged=True)
+
+
 class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
     """ReLU network in which a proportion ``P`` of the hidden neurons is trained.
 
@@ -78,18 +137,33 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         ``tau``, the range of the first layer's thresholds. The paper's regime
         is ``tau >= 1``; ``tau = 1`` is the well-matched case, larger values
         waste neurons that are always on or off for inputs on the sphere.
-    trainable_selection : {"random"}, default="random"
-        How the trainable neurons are chosen: uniformly at random.
-        (``"leverage"``, ridge leverage score sampling, is not available yet.)
+    trainable_selection : {"random", "leverage"}, default="random"
+        How the trainable neurons of the first hidden layer are chosen.
+        ``"random"``: uniformly among the ``width`` initial neurons.
+        ``"leverage"``: ridge leverage score sampling (Bach, 2017) — draw
+        ``leverage_pool_size`` candidate features, compute their ridge
+        leverage scores ``l_i = [Phi^T Phi (Phi^T Phi + n reg I)^-1]_ii`` on
+        the training inputs (at most 10,000 random rows), sample the
+        ``round(P * width)`` trainable neurons without replacement with
+        probability proportional to the scores, and draw the frozen neurons as
+        usual. Trainable neurons are then the first rows of the layer. Deeper
+        layers always select at random.
+    leverage_pool_size : int or None, default=None
+        Number of candidates for ``"leverage"``; None means ten times the
+        number of trainable neurons.
+    leverage_reg : float, default=1e-3
+        Ridge parameter ``reg`` of the leverage scores.
     project_to_sphere : bool, default=True
         Project every input row onto the unit sphere before the network (the
         paper's setting, the same map as
         :class:`~sklearn.preprocessing.Normalizer`). Set to False for general
         data, for example after a :class:`~sklearn.preprocessing.StandardScaler`.
-    solver : {"adam", "sgd", "gd", "lbfgs"}, default="adam"
+    solver : {"adam", "sgd", "gd", "lbfgs", "ridge"}, default="adam"
         ``"adam"`` and ``"sgd"`` (Nesterov momentum 0.9) use mini-batches,
         ``"gd"`` is plain full-batch gradient descent and ``"lbfgs"`` full-batch
-        L-BFGS.
+        L-BFGS. ``"ridge"`` (only with ``trainable_proportion=0``) solves the
+        readout of the random-features model exactly, as
+        :class:`~sklearn.linear_model.Ridge` with the same ``alpha``.
     alpha : float, default=1e-4
         L2 penalty ``alpha / (2 n) * ||W||^2`` on the weight matrices.
     batch_size : int or "auto", default="auto"
@@ -151,6 +225,9 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
     He, Lao, Lu, Zhang (2026), "Phase Transition from Random Features to Fully
     Trainable Networks".
 
+    Bach (2017), "On the equivalence between kernel quadrature rules and random
+    feature expansions", JMLR 18.
+
     Examples
     --------
     >>> from sklearn.datasets import make_regression
@@ -171,9 +248,12 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         ],
         "trainable_proportion": ["array-like", Interval(Real, 0, 1, closed="both")],
         "init_scale": [Interval(Real, 0, None, closed="neither")],
-        "trainable_selection": [StrOptions({"random"})],
+        "trainable_selection": [StrOptions({"random", "leverage"})],
+        "leverage_pool_size": [Interval(Integral, 1, None, closed="left"), None],
+        "leverage_reg": [Interval(Real, 0, None, closed="neither")],
         "project_to_sphere": ["boolean"],
         **TRAINING_PARAMETER_CONSTRAINTS,
+        "solver": [StrOptions({*SOLVERS, "ridge"})],
     }
 
     def __init__(
@@ -183,6 +263,8 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         trainable_proportion=1.0,
         init_scale=1.0,
         trainable_selection="random",
+        leverage_pool_size=None,
+        leverage_reg=1e-3,
         project_to_sphere=True,
         solver="adam",
         alpha=1e-4,
@@ -201,6 +283,8 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         self.trainable_proportion = trainable_proportion
         self.init_scale = init_scale
         self.trainable_selection = trainable_selection
+        self.leverage_pool_size = leverage_pool_size
+        self.leverage_reg = leverage_reg
         self.project_to_sphere = project_to_sphere
         self.solver = solver
         self.alpha = alpha
@@ -242,37 +326,65 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         )
         sizes = _check_hidden_layer_sizes(self.hidden_layer_sizes)
         proportions = _check_trainable_proportion(self.trainable_proportion, len(sizes))
+        if self.solver == "ridge" and proportions.any():
+            raise ValueError(
+                "solver='ridge' fits the readout of a random-features model in "
+                "closed form and needs trainable_proportion=0; got "
+                f"trainable_proportion={self.trainable_proportion!r}. Use "
+                "solver='adam' (or 'sgd', 'gd', 'lbfgs') to train hidden neurons."
+            )
         device = resolve_device(self.device)
         dtype = resolve_dtype(self.dtype)
         generator = make_generator(self.random_state)
 
         y_2d = y.reshape(len(y), -1)
+        X_t = self._preprocess(as_tensor(X, device=device, dtype=dtype))
+        y_t = as_tensor(y_2d, device=device, dtype=dtype)
+        masks, first_layer = None, None
+        if self.trainable_selection == "leverage":
+            n_trainable = round(proportions[0] * sizes[0])
+            first_layer = _leverage_first_layer(
+                X_t,
+                sizes[0],
+                n_trainable,
+                init_scale=self.init_scale,
+                pool_size=self.leverage_pool_size or 10 * max(n_trainable, 1),
+                reg=self.leverage_reg,
+                generator=generator,
+            )
+            masks = [torch.arange(sizes[0]) < n_trainable] + [
+                random_trainable_mask(width, p, generator=generator)
+                for width, p in zip(sizes[1:], proportions[1:], strict=True)
+            ]
         module = PartiallyTrainableMLP(
             X.shape[1],
             y_2d.shape[1],
             hidden_layer_sizes=sizes,
             trainable_proportion=proportions,
             init_scale=self.init_scale,
+            trainable_masks=masks,
+            first_layer_init=first_layer,
             random_state=generator,
             dtype=dtype,
         ).to(device)
-        X_t = self._preprocess(as_tensor(X, device=device, dtype=dtype))
-        y_t = as_tensor(y_2d, device=device, dtype=dtype)
-        result = train_module(
-            module,
-            X_t,
-            y_t,
-            solver=self.solver,
-            learning_rate_init=self.learning_rate_init,
-            alpha=self.alpha,
-            batch_size=self.batch_size,
-            max_iter=self.max_iter,
-            tol=self.tol,
-            n_iter_no_change=self.n_iter_no_change,
-            shuffle=self.shuffle,
-            generator=generator,
-            verbose=self.verbose,
-        )
+        if self.solver == "ridge":
+            result = _fit_ridge_readout(module, X_t, y_t, self.alpha)
+        else:
+            result = train_module(
+                module,
+                X_t,
+                y_t,
+                solver=self.solver,
+                learning_rate_init=self.learning_rate_init,
+                alpha=self.alpha,
+                batch_size=self.batch_size,
+                max_iter=self.max_iter,
+                tol=self.tol,
+                n_iter_no_change=self.n_iter_no_change,
+                shuffle=self.shuffle,
+                generator=generator,
+                verbose=self.verbose,
+            )
         self.module_ = module
         self.trainable_masks_ = [
             layer.trainable_mask.numpy() for layer in module.hidden_layers

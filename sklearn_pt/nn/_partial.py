@@ -230,6 +230,10 @@ class PartiallyTrainableMLP(nn.Module):
         ``tau``, the range of the first layer's thresholds.
     trainable_masks : sequence of bool arrays, optional
         Explicit masks, one per hidden layer; overrides ``trainable_proportion``.
+    first_layer_init : tuple of (weight, bias) tensors, optional
+        Initial weight ``(width, n_features)`` and additive bias ``(width,)`` of
+        the first hidden layer, instead of drawing spherical biased-ReLU
+        features (used by ridge leverage score selection).
     random_state : int, torch.Generator or None, default=None
         Seed or generator for the initialisation and the neuron selection.
     dtype : torch.dtype, default=torch.float32
@@ -265,6 +269,7 @@ class PartiallyTrainableMLP(nn.Module):
         trainable_proportion: float | Sequence[float] = 1.0,
         init_scale: float = 1.0,
         trainable_masks: Sequence | None = None,
+        first_layer_init: tuple[torch.Tensor, torch.Tensor] | None = None,
         random_state: int | torch.Generator | None = None,
         dtype: torch.dtype = torch.float32,
     ) -> None:
@@ -286,7 +291,9 @@ class PartiallyTrainableMLP(nn.Module):
         layers = []
         fan_in = n_features
         for depth, width in enumerate(sizes):
-            if depth == 0:
+            if depth == 0 and first_layer_init is not None:
+                weight, bias = (t.to(dtype) for t in first_layer_init)
+            elif depth == 0:
                 weight, bias = spherical_biased_relu_init(
                     n_features,
                     width,

@@ -296,7 +296,8 @@ def test_convergence_warning_when_max_iter_is_hit(sphere_regression):
         ({"device": "gpu"}, r"'device' parameter.*'cuda:N'"),
         ({"solver": "rmsprop"}, r"'solver' parameter"),
         ({"dtype": "float16"}, r"'dtype' parameter"),
-        ({"trainable_selection": "leverage"}, r"'trainable_selection' parameter"),
+        ({"trainable_selection": "ridge"}, r"'trainable_selection' parameter"),
+        ({"leverage_reg": 0.0}, r"'leverage_reg' parameter"),
         ({"learning_rate_init": 0.0}, r"'learning_rate_init' parameter"),
     ],
 )
@@ -335,3 +336,54 @@ def test_predict_with_wrong_number_of_features(sphere_regression):
     reg = PartiallyTrainableRegressor(random_state=0, **FAST).fit(X, y)
     with pytest.raises(ValueError, match="X has 4 features, but"):
         reg.predict(X[:, :4])
+
+
+# --- ridge leverage score selection ---------------------------------------------
+
+
+def test_leverage_selection_prefers_high_leverage_candidates():
+    """The trainable neurons come from the pool, biased towards high scores."""
+    from sklearn_pt.kernels import ridge_leverage_scores
+
+    X, y = make_sphere_regression(n_samples=300)
+    chosen_scores, pool_scores = [], []
+    for seed in range(3):
+        reg = PartiallyTrainableRegressor(
+            hidden_layer_sizes=(40,),
+            trainable_proportion=0.25,
+            init_scale=4.0,
+            trainable_selection="leverage",
+            leverage_pool_size=200,
+            max_iter=1,
+            dtype="float64",
+            random_state=seed,
+        ).fit(X, y)
+        mask = reg.trainable_masks_[0]
+        assert mask[:10].all() and not mask[10:].any()
+        # Recompute the pool exactly as the estimator drew it.
+        generator = make_generator(seed)
+        from sklearn_pt.nn import spherical_biased_relu_init
+
+        pool_w, pool_b = spherical_biased_relu_init(
+            5, 200, init_scale=4.0, generator=generator, dtype=torch.float64
+        )
+        features = torch.relu(torch.as_tensor(X) @ pool_w.T + pool_b)
+        scores = ridge_leverage_scores(features, 1e-3).numpy()
+        initial = reg.module_.hidden_layers[0].frozen_weight[:10].numpy()
+        index = [int(np.argmin(np.abs(pool_w.numpy() - w).sum(1))) for w in initial]
+        np.testing.assert_allclose(pool_w.numpy()[index], initial, atol=1e-12)
+        chosen_scores.append(scores[index].mean())
+        pool_scores.append(scores.mean())
+    assert np.mean(chosen_scores) > 1.5 * np.mean(pool_scores)
+
+
+def test_leverage_selection_trains_and_predicts():
+    X, y = make_sphere_regression(n_samples=200)
+    reg = PartiallyTrainableRegressor(
+        **{**FAST, "hidden_layer_sizes": (32, 16)},
+        trainable_proportion=(0.25, 0.5),
+        trainable_selection="leverage",
+        random_state=0,
+    ).fit(X, y)
+    assert [m.sum() for m in reg.trainable_masks_] == [8, 8]
+    assert reg.loss_curve_[-1] < reg.loss_curve_[0]

@@ -170,3 +170,13 @@ def test_works_unchanged_inside_skorch():
     assert torch.equal(layer.weight[frozen], before[frozen])
     assert not torch.equal(layer.weight[~frozen], before[~frozen])
     assert net.predict(X).shape == (300, 1)
+
+
+def test_mlp_first_layer_init():
+    weight = torch.eye(3)
+    bias = torch.tensor([0.5, -0.5, 0.0])
+    net = PartiallyTrainableMLP(
+        3, hidden_layer_sizes=(3,), first_layer_init=(weight, bias), random_state=0
+    )
+    torch.testing.assert_close(net.hidden_layers[0].weight, weight)
+    torch.testing.assert_close(net.hidden_layers[0].bias, bias)
