@@ -387,3 +387,19 @@ def test_leverage_selection_trains_and_predicts():
     ).fit(X, y)
     assert [m.sum() for m in reg.trainable_masks_] == [8, 8]
     assert reg.loss_curve_[-1] < reg.loss_curve_[0]
+
+
+def test_fifteen_layer_network_trains():
+    X, y = make_sphere_regression(n_samples=200)
+    reg = PartiallyTrainableRegressor(
+        hidden_layer_sizes=(16,) * 15,
+        trainable_proportion=0.5,
+        learning_rate_init=1e-2,
+        max_iter=40,
+        alpha=0.0,
+        random_state=0,
+    ).fit(X, y)
+    assert len(reg.trainable_masks_) == 15
+    assert all(mask.sum() == 8 for mask in reg.trainable_masks_)
+    # Measured: 0.158 -> 0.080 in 40 epochs.
+    assert reg.loss_curve_[-1] < 0.6 * reg.loss_curve_[0]

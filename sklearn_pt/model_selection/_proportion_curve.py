@@ -1,0 +1,124 @@
+"""Phase-transition sweeps over the trainable proportion P (or any parameter)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.model_selection import validation_curve
+
+__all__ = ["proportion_curve"]
+
+
+def proportion_curve(
+    estimator,
+    X,
+    y,
+    *,
+    proportions: Sequence[float] = (0.0, 0.05, 0.1, 0.25, 0.5, 1.0),
+    param_name: str = "trainable_proportion",
+    cv=None,
+    scoring=None,
+    n_jobs: int | None = None,
+    random_states: Sequence[int] = (0,),
+    strategy: str = "auto",
+    verbose: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Train and test scores against the trainable proportion, over seeds.
+
+    :func:`sklearn.model_selection.validation_curve` repeated for each
+    ``random_state``: for every seed the estimator is cloned with that
+    ``random_state`` and fitted for every value of ``param_name`` on every
+    cross-validation split, in parallel with joblib.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Any estimator with a ``param_name`` parameter (for example
+        :class:`~sklearn_pt.neural_network.PartiallyTrainableRegressor`), or a
+        pipeline ending in one (``param_name="step__trainable_proportion"``).
+        It must have a ``random_state`` parameter when ``random_states`` is
+        not None.
+    X, y : array-like
+        Data.
+    proportions : sequence of float, default=(0, 0.05, 0.1, 0.25, 0.5, 1)
+        Values of ``param_name``.
+    param_name : str, default="trainable_proportion"
+        The parameter to sweep (any parameter works, e.g. ``"init_scale"``).
+    cv : int, cross-validation generator or iterable, default=None
+        As in ``validation_curve`` (5-fold by default).
+    scoring : str or callable, default=None
+        As in ``validation_curve`` (the estimator's ``score`` by default).
+    n_jobs : int, default=None
+        Parallel fits (joblib; works with any joblib backend).
+    random_states : sequence of int or None, default=(0,)
+        One seed per repetition; None keeps the estimator's own
+        ``random_state`` and gives a single repetition.
+    strategy : {"auto", "sequential"}, default="auto"
+        ``"sequential"``: independent fits of clones through joblib.
+        ``"auto"`` currently always means ``"sequential"`` (a batched engine
+        that trains all configurations as one stacked model is planned).
+    verbose : int, default=0
+        Passed to joblib.
+
+    Returns
+    -------
+    train_scores, test_scores : ndarray of shape (n_proportions, n_seeds, n_splits)
+        Scores (higher is better, as everywhere in scikit-learn).
+
+    References
+    ----------
+    He, Lao, Lu, Zhang (2026), "Phase Transition from Random Features to Fully
+    Trainable Networks".
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn_pt.model_selection import proportion_curve
+    >>> from sklearn_pt.neural_network import PartiallyTrainableRegressor
+    >>> X, y = make_regression(n_samples=60, n_features=3, random_state=0)
+    >>> reg = PartiallyTrainableRegressor(hidden_layer_sizes=(8,), max_iter=2)
+    >>> train, test = proportion_curve(reg, X, y / y.std(), proportions=[0, 1],
+    ...                                cv=2, random_states=[0, 1])
+    >>> train.shape
+    (2, 2, 2)
+    """
+    if strategy not in ("auto", "sequential"):
+        raise ValueError(
+            f"strategy must be 'auto' or 'sequential'; got {strategy!r}. The "
+            "batched strategy is not available yet: use strategy='auto'."
+        )
+    seeds = [None] if random_states is None else list(random_states)
+    if not seeds:
+        raise ValueError("random_states must hold at least one seed, or be None.")
+    train, test = [], []
+    for seed in seeds:
+        model = clone(estimator)
+        if seed is not None:
+            model.set_params(**{_random_state_name(model): seed})
+        train_scores, test_scores = validation_curve(
+            model,
+            X,
+            y,
+            param_name=param_name,
+            param_range=list(proportions),
+            cv=cv,
+            scoring=scoring,
+            n_jobs=n_jobs,
+            verbose=verbose,
+        )
+        train.append(train_scores)
+        test.append(test_scores)
+    return np.stack(train, axis=1), np.stack(test, axis=1)
+
+
+def _random_state_name(estimator) -> str:
+    """``random_state`` or, in a pipeline, ``step__random_state`` of its last step."""
+    names = [n for n in estimator.get_params() if n.split("__")[-1] == "random_state"]
+    if not names:
+        raise ValueError(
+            f"{type(estimator).__name__} has no random_state parameter; pass "
+            "random_states=None to sweep without seeds."
+        )
+    return max(names, key=lambda n: n.count("__"))
