@@ -8,6 +8,11 @@ Partially trainable networks (He, Lao, Lu, Zhang, 2026):
 - :func:`approximation_bound` -- the high-probability approximation bound;
 - :func:`proportion_for_reduction` -- the trainable proportion that captures
   a given fraction of the bound's reduction.
+
+Two gradient steps (Moniri, Hassani, 2026):
+
+- :func:`spike_count` -- outliers added to the weight spectrum by the second
+  step.
 """
 
 from ._partial import (
@@ -17,6 +22,7 @@ from ._partial import (
     kappa_p,
     proportion_for_reduction,
 )
+from ._two_step import spike_count
 
 __all__ = [
     "approximation_bound",
@@ -24,4 +30,5 @@ __all__ = [
     "biased_relu_kappa0",
     "kappa_p",
     "proportion_for_reduction",
+    "spike_count",
 ]

@@ -1,0 +1,206 @@
+"""TwoStepFeatures: the features sigma(W x) learned by two gradient steps."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+)
+from sklearn.utils.validation import check_is_fitted
+
+from .._base import TorchEstimatorMixin, keep_state_on_error
+from .._compat import _fit_context, validate_data
+from .._engine import make_generator, predict_numpy, resolve_device, resolve_dtype
+from ..neural_network._two_step import (
+    _TWO_STEP_CONSTRAINTS,
+    _check_step_params,
+    draw_initialisation,
+    run_two_steps,
+)
+from ..spectral import WeightSpectrum
+
+__all__ = ["TwoStepFeatures"]
+
+
+class TwoStepFeatures(
+    TorchEstimatorMixin,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    BaseEstimator,
+):
+    """Hidden features ``sigma(W x)`` after gradient steps on the first layer.
+
+    ``fit`` takes the gradient steps of
+    :class:`~sklearn_pt.neural_network.TwoStepFeatureLearner` on all the
+    samples it is given (no readout split); ``transform`` returns the learned
+    features. The learner is this transformer fitted on its step split
+    followed by a :class:`~sklearn.linear_model.Ridge` fitted on its readout
+    split: with the same parameters and an int ``random_state``,
+    ``Pipeline([FrozenEstimator(TwoStepFeatures(...).fit(X[~m], y[~m])),
+    Ridge(alpha=ridge_alpha)]).fit(X[m], y[m])``, with
+    ``m = learner.readout_mask_``, predicts exactly as the learner.
+
+    Parameters
+    ----------
+    hidden_layer_sizes : int or tuple of one int, default=(512,)
+        The width ``N``, the number of features.
+    activation : {"gelu", "relu", "tanh", "softplus", "quadratic", "cubic"}, \
+default="gelu"
+        ``sigma``.
+    n_steps : {0, 1, 2}, default=2
+        Number of gradient steps; 0 gives random features.
+    step_size_exponents : tuple of two floats, default=(0.25, 0.375)
+        ``(alpha1, alpha2)``, with ``eta_i = c_i * N ** alpha_i``.
+    step_size_constants : tuple of two positive floats, default=(1.0, 1.0)
+        ``(c1, c2)``.
+    batch : {"reuse", "fresh"}, default="reuse"
+        Same samples for both steps, or two disjoint halves.
+    loss : {"correlation", "squared"}, default="correlation"
+        Loss of the gradient steps.
+    random_state : int, RandomState instance or None, default=None
+        Controls ``W_0``, ``a`` and the fresh-batch split (local generator).
+    device : {"cpu", "auto", "cuda"} or "cuda:N", default="cpu"
+    dtype : {"float32", "float64"}, default="float32"
+
+    Attributes
+    ----------
+    first_layer_weights_ : list of ndarray of shape (N, n_features_in_)
+        ``[W_0, ..., W_{n_steps}]``.
+    second_layer_weights_ : ndarray of shape (N,)
+        The fixed second layer ``a`` used by the gradient steps.
+    spectrum_ : WeightSpectrum
+        Spectrum of the final first-layer weights.
+    step_sizes_ : tuple of float
+        ``(eta_1, eta_2)``.
+    module_ : torch.nn.Module
+        The feature map ``x -> sigma(W x)``, on ``device_``.
+    device_ : torch.device
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during ``fit``, when ``X`` has string column names.
+
+    See Also
+    --------
+    sklearn_pt.neural_network.TwoStepFeatureLearner : Steps plus readout, with
+        the normalisation convention in its Notes.
+
+    References
+    ----------
+    .. [1] Moniri, Hassani (2026), "Feature Learning in Linear-Width Two-Layer
+       Networks: Two vs. One Step of Gradient Descent".
+    .. [2] Ba, Erdogdu, Suzuki, Wang, Wu, Yang (2022), "High-dimensional
+       Asymptotics of Feature Learning: How One Gradient Step Improves the
+       Representation", NeurIPS.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn_pt.datasets import make_single_index
+    >>> from sklearn_pt.feature_extraction import TwoStepFeatures
+    >>> X, y = make_single_index(300, 40, link="relu", random_state=0)
+    >>> features = TwoStepFeatures(hidden_layer_sizes=32, random_state=0)
+    >>> features.fit_transform(X, y).shape
+    (300, 32)
+    >>> pipe = make_pipeline(TwoStepFeatures(hidden_layer_sizes=32, random_state=0),
+    ...                      Ridge(alpha=1e-3)).fit(X, y)
+    >>> pipe.predict(X[:2]).shape
+    (2,)
+    """
+
+    _parameter_constraints: ClassVar[dict] = dict(_TWO_STEP_CONSTRAINTS)
+
+    def __init__(
+        self,
+        hidden_layer_sizes=(512,),
+        *,
+        activation="gelu",
+        n_steps=2,
+        step_size_exponents=(0.25, 0.375),
+        step_size_constants=(1.0, 1.0),
+        batch="reuse",
+        loss="correlation",
+        random_state=None,
+        device="cpu",
+        dtype="float32",
+    ):
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
+        self.n_steps = n_steps
+        self.step_size_exponents = step_size_exponents
+        self.step_size_constants = step_size_constants
+        self.batch = batch
+        self.loss = loss
+        self.random_state = random_state
+        self.device = device
+        self.dtype = dtype
+
+    @keep_state_on_error
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Take the gradient steps on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Targets of the gradient steps (standardised internally).
+
+        Returns
+        -------
+        self : TwoStepFeatures
+        """
+        X, y = validate_data(self, X, y, y_numeric=True, dtype=[np.float64, np.float32])
+        width, step_sizes = _check_step_params(self)
+        if self.batch == "fresh" and X.shape[0] < 2:
+            raise ValueError(
+                "batch='fresh' splits the samples into two halves and needs at "
+                f"least 2 samples; got n_samples={X.shape[0]}."
+            )
+        device = resolve_device(self.device)
+        dtype = resolve_dtype(self.dtype)
+        generator = make_generator(self.random_state)
+        initialisation = draw_initialisation(
+            width, X.shape[1], X.shape[0], generator=generator, dtype=dtype
+        )
+        network, weights = run_two_steps(
+            X,
+            y,
+            width=width,
+            activation=self.activation,
+            n_steps=self.n_steps,
+            step_sizes=step_sizes,
+            batch=self.batch,
+            loss=self.loss,
+            initialisation=initialisation,
+            device=device,
+            dtype=dtype,
+        )
+        self.module_ = network.feature_map
+        self.first_layer_weights_ = weights
+        self.second_layer_weights_ = initialisation[1].numpy()
+        self.spectrum_ = WeightSpectrum(device=self.device).fit(weights[-1])
+        self.step_sizes_ = step_sizes
+        self.device_ = device
+        self._n_features_out = width
+        return self
+
+    def transform(self, X):
+        """The learned features ``sigma(W x)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        features : ndarray of shape (n_samples, N)
+            In the floating dtype of ``X``.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        return predict_numpy(self.module_, X).astype(X.dtype, copy=False)

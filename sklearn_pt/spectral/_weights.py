@@ -1,0 +1,485 @@
+"""Singular-value spectra of weight matrices: bulk edges, outliers, alignment.
+
+A first-layer weight matrix ``W`` of shape ``(N, d)`` initialised with i.i.d.
+``N(0, 1/d)`` entries has singular values filling the Marchenko--Pastur (MP)
+bulk ``[|1 - sqrt(N/d)|, 1 + sqrt(N/d)]``. Training adds low-rank spikes,
+whose singular values leave the bulk (outliers), and a full-rank part that
+broadens the bulk. :class:`WeightSpectrum` separates the two.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+from typing import ClassVar
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator, clone
+from sklearn.utils import check_array, check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from .._compat import Interval, StrOptions, _fit_context
+from .._engine import DeviceString, as_tensor, resolve_device
+
+__all__ = ["WeightSpectrum", "fitted_bulk_edge", "null_weights"]
+
+_EDGE_FIT_POINTS = 5
+"""Eigenvalues used in each soft-edge regression (Onatski, 2010)."""
+_EDGE_FIT_ITERATIONS = 20
+
+
+def _mp_edges(n_rows: int, n_cols: int, scale: float) -> tuple[float, float]:
+    """Singular-value support ``scale * |sqrt(n_rows) -+ sqrt(n_cols)|``."""
+    low = scale * abs(math.sqrt(n_rows) - math.sqrt(n_cols))
+    high = scale * (math.sqrt(n_rows) + math.sqrt(n_cols))
+    return low, high
+
+
+def _mp_singular_value_density(s, n_rows: int, n_cols: int, scale: float):
+    """Density of the singular values of an ``n_rows x n_cols`` matrix with
+    i.i.d. centred entries of standard deviation ``scale`` (MP law).
+
+    The ``min(n_rows, n_cols)`` nonzero squared singular values follow the MP
+    law of ratio ``gamma = min/max`` and scale ``t = scale**2 * max``; the
+    density of ``s`` is ``2 s`` times the MP density at ``s**2``.
+    """
+    s = np.asarray(s, dtype=float)
+    p, q = min(n_rows, n_cols), max(n_rows, n_cols)
+    gamma, t = p / q, scale**2 * q
+    lam = s**2
+    lam_minus, lam_plus = (
+        t * (1 - math.sqrt(gamma)) ** 2,
+        t * (1 + math.sqrt(gamma)) ** 2,
+    )
+    inside = (lam > lam_minus) & (lam < lam_plus)
+    density = np.zeros_like(s)
+    li = lam[inside]
+    density[inside] = np.sqrt((lam_plus - li) * (li - lam_minus)) / (
+        2 * math.pi * gamma * t * li
+    )
+    return 2 * s * density
+
+
+def fitted_bulk_edge(singular_values, *, max_outliers: int = 20) -> tuple[float, int]:
+    """Locate the upper edge of the bulk of a spectrum and count the outliers.
+
+    The edge-spacing estimator of Onatski (2010): near a square-root
+    (Tracy--Widom) soft edge the eigenvalues ``lam_j = s_j**2`` of the bulk
+    decrease like ``E - b * j**(2/3)``. The slope ``b`` is fitted by least
+    squares to the 5 largest eigenvalues below the candidate outliers, and the
+    outliers are the eigenvalues above the last gap ``lam_i - lam_{i+1}``
+    of at least ``2 b`` (among the first ``max_outliers``); the two steps are
+    iterated until the count is stable.
+
+    Parameters
+    ----------
+    singular_values : array-like of shape (p,)
+        The spectrum, in any order.
+    max_outliers : int, default=20
+        Largest number of outliers considered (clipped to ``p - 6``).
+
+    Returns
+    -------
+    edge : float
+        The largest singular value of the bulk (the ``n_outliers + 1``-th).
+    n_outliers : int
+        Number of singular values above the bulk.
+
+    References
+    ----------
+    .. [1] Onatski (2010), "Determining the Number of Factors from Empirical
+       Distribution of Eigenvalues", The Review of Economics and Statistics
+       92(4).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_pt.spectral import fitted_bulk_edge
+    >>> rng = np.random.default_rng(0)
+    >>> W = rng.standard_normal((300, 300)) / np.sqrt(300)
+    >>> W += 3.0 * np.outer(rng.standard_normal(300), rng.standard_normal(300)) / 300
+    >>> edge, count = fitted_bulk_edge(np.linalg.svd(W, compute_uv=False))
+    >>> count, round(edge, 1)
+    (1, 2.0)
+    """
+    s = np.sort(np.asarray(singular_values, dtype=float).ravel())[::-1]
+    lam = s**2
+    r_max = min(int(max_outliers), lam.size - _EDGE_FIT_POINTS - 1)
+    if r_max < 1:
+        return float(s[0]), 0
+    gaps = lam[:r_max] - lam[1 : r_max + 1]  # gaps[i - 1] = lam_i - lam_{i+1}
+    j = r_max + 1  # 1-based index of the first eigenvalue of the fit
+    count = 0
+    for _ in range(_EDGE_FIT_ITERATIONS):
+        window = lam[j - 1 : j - 1 + _EDGE_FIT_POINTS]
+        x = (j - 1 + np.arange(_EDGE_FIT_POINTS)) ** (2 / 3)
+        slope = np.polyfit(x, window, 1)[0]
+        delta = 2 * abs(slope)
+        big = np.flatnonzero(gaps >= delta)
+        count = int(big[-1] + 1) if big.size else 0
+        if count + 1 == j:
+            break
+        j = count + 1
+    return float(s[count]), count
+
+
+class WeightSpectrum(BaseEstimator):
+    """Singular-value spectrum of a weight matrix: bulk edge, outliers, alignment.
+
+    Parameters
+    ----------
+    edge : {"fitted", "mp", "max"}, default="fitted"
+        How the upper edge of the bulk is found.
+
+        - ``"mp"``: the Marchenko--Pastur edge of the *initialisation*,
+          ``scale * (sqrt(N) + sqrt(d))`` (``1 + sqrt(N/d)`` for
+          ``N(0, 1/d)`` entries). Training broadens the bulk past it at
+          moderate sizes, so this overcounts there.
+        - ``"fitted"``: the edge of the *actual* bulk, located by
+          :func:`fitted_bulk_edge` (a square-root soft-edge law fitted to the
+          top of the bulk, Onatski 2010) on the spectrum of ``W``, or of
+          ``reference`` when given.
+        - ``"max"``: the largest singular value of ``reference`` (needs one):
+          everything the reference produced counts as bulk.
+    reference : array-like of shape (N', d'), default=None
+        A null weight matrix whose spectrum stands for the bulk: for example
+        the same training run on a target independent of ``X`` (see
+        :func:`null_weights`). With ``edge="fitted"`` the edge is fitted to
+        its spectrum; with ``edge="max"`` it is its largest singular value.
+    scale : float, default=None
+        Standard deviation of the initial entries, for the MP edge and
+        density; ``None`` is ``1 / sqrt(d)``, the library's initialisation.
+    margin : float, default=0.0
+        A singular value is an outlier when it exceeds
+        ``(1 + margin) * bulk_edge_``; a small margin (e.g. 0.02) absorbs the
+        finite-size fluctuations of the edge for ``edge="mp"``.
+    max_outliers : int, default=20
+        Largest number of outliers ``edge="fitted"`` considers.
+    n_components : int, default=10
+        Number of top right singular vectors kept in ``components_`` (at least
+        all the outliers are kept).
+    device : {"cpu", "auto", "cuda"} or "cuda:N", default="cpu"
+        Where the singular value decomposition runs (in float64).
+
+    Attributes
+    ----------
+    singular_values_ : ndarray of shape (min(N, d),)
+        In decreasing order.
+    bulk_edge_ : float
+        Upper edge of the bulk.
+    mp_edge_ : float
+        Marchenko--Pastur edge of the initialisation (whatever ``edge`` is).
+    n_outliers_ : int
+        Number of singular values above ``(1 + margin) * bulk_edge_``.
+    outlier_values_ : ndarray of shape (n_outliers_,)
+    outlier_vectors_ : ndarray of shape (n_outliers_, d)
+        Right singular vectors (rows, unit norm) of the outliers: the learned
+        input directions.
+    components_ : ndarray of shape (n_kept, d)
+        The top ``max(n_components, n_outliers_)`` right singular vectors.
+    reference_singular_values_ : ndarray or None
+        Spectrum of ``reference`` when one is given.
+    shape_ : tuple of int
+        ``(N, d)``.
+
+    See Also
+    --------
+    sklearn_pt.neural_network.TwoStepFeatureLearner : Its ``spectrum_`` is a
+        ``WeightSpectrum`` of the final first-layer weights.
+    null_weights : Weights of the same steps run on permuted targets.
+
+    Notes
+    -----
+    At testable sizes the full-rank part of a gradient update broadens the
+    bulk far past the initialisation's MP edge (it decays only like
+    ``N ** (alpha1 - 1/2)``), which is why ``"fitted"`` is the default and
+    a null ``reference`` is offered. Beware that a null run with a *reused*
+    batch carries spikes of its own (the second step correlates each sample's
+    label with its own first-step update, whatever the labels): with
+    ``edge="max"`` those count as bulk, so the outliers left are the ones the
+    target's structure adds.
+
+    References
+    ----------
+    .. [1] Moniri, Hassani (2026), "Feature Learning in Linear-Width Two-Layer
+       Networks: Two vs. One Step of Gradient Descent".
+    .. [2] Ba, Erdogdu, Suzuki, Wang, Wu, Yang (2022), "High-dimensional
+       Asymptotics of Feature Learning: How One Gradient Step Improves the
+       Representation", NeurIPS.
+    .. [3] Onatski (2010), "Determining the Number of Factors from Empirical
+       Distribution of Eigenvalues", The Review of Economics and Statistics.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_pt.spectral import WeightSpectrum
+    >>> rng = np.random.default_rng(0)
+    >>> W0 = rng.standard_normal((200, 400)) / np.sqrt(400)
+    >>> u, v = rng.standard_normal(200), np.eye(400)[0]
+    >>> W = W0 + 3.0 * np.outer(u / np.linalg.norm(u), v)
+    >>> spectrum = WeightSpectrum().fit(W)
+    >>> spectrum.n_outliers_, round(spectrum.mp_edge_, 3)
+    (1, 1.707)
+    >>> spectrum.alignment(v, n_vectors=1).round(2)
+    array([[0.95]])
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "edge": [StrOptions({"fitted", "mp", "max"})],
+        "reference": [None, "array-like"],
+        "scale": [None, Interval(Real, 0, None, closed="neither")],
+        "margin": [Interval(Real, 0, None, closed="left")],
+        "max_outliers": [Interval(Integral, 1, None, closed="left")],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "device": [DeviceString()],
+    }
+
+    def __init__(
+        self,
+        *,
+        edge="fitted",
+        reference=None,
+        scale=None,
+        margin=0.0,
+        max_outliers=20,
+        n_components=10,
+        device="cpu",
+    ):
+        self.edge = edge
+        self.reference = reference
+        self.scale = scale
+        self.margin = margin
+        self.max_outliers = max_outliers
+        self.n_components = n_components
+        self.device = device
+
+    @classmethod
+    def from_estimator(cls, estimator, *, step: int = -1, **params) -> WeightSpectrum:
+        """Fit the spectrum of a fitted network's first-layer weights.
+
+        Parameters
+        ----------
+        estimator : fitted estimator
+            One with ``first_layer_weights_`` (a list of ``(N, d)`` arrays, as
+            :class:`~sklearn_pt.neural_network.TwoStepFeatureLearner`), or a
+            :class:`~sklearn.neural_network.MLPRegressor`-like one with
+            ``coefs_`` (its ``coefs_[0].T`` is used).
+        step : int, default=-1
+            Which entry of ``first_layer_weights_``: ``0`` for the
+            initialisation, ``-1`` for the final weights.
+        **params
+            Parameters of the ``WeightSpectrum``.
+
+        Returns
+        -------
+        spectrum : WeightSpectrum
+            Fitted.
+        """
+        if hasattr(estimator, "first_layer_weights_"):
+            W = estimator.first_layer_weights_[step]
+        elif hasattr(estimator, "coefs_"):
+            W = estimator.coefs_[0].T
+        else:
+            raise TypeError(
+                f"{type(estimator).__name__} has neither first_layer_weights_ nor "
+                "coefs_: fit it first, or pass its (N, d) weight matrix to "
+                "WeightSpectrum().fit(W)."
+            )
+        return cls(**params).fit(W)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, W, y=None):
+        """Compute the spectrum of ``W`` and separate the bulk from the outliers.
+
+        Parameters
+        ----------
+        W : array-like of shape (N, d)
+            A weight matrix, one row per hidden neuron.
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : WeightSpectrum
+        """
+        W = check_array(W, dtype=np.float64, ensure_min_samples=1)
+        n_rows, n_cols = W.shape
+        scale = 1 / math.sqrt(n_cols) if self.scale is None else float(self.scale)
+        device = resolve_device(self.device)
+        W_t = as_tensor(W, device=device, dtype=torch.float64)
+        _, s_t, vt_t = torch.linalg.svd(W_t, full_matrices=False)
+        s, vt = s_t.cpu().numpy(), vt_t.cpu().numpy()
+
+        reference_s = None
+        if self.reference is not None:
+            if self.edge == "mp":
+                raise ValueError(
+                    "edge='mp' uses the initialisation's Marchenko-Pastur edge, "
+                    "not a reference; pass edge='fitted' or edge='max' to use "
+                    "reference, or drop reference."
+                )
+            reference = check_array(self.reference, dtype=np.float64)
+            reference_t = as_tensor(reference, device=device, dtype=torch.float64)
+            reference_s = torch.linalg.svdvals(reference_t).cpu().numpy()
+        elif self.edge == "max":
+            raise ValueError(
+                "edge='max' takes the largest singular value of a null reference "
+                "as the bulk edge, but reference=None. Pass reference=W_null (e.g. "
+                "from sklearn_pt.spectral.null_weights) or use edge='fitted'."
+            )
+
+        mp_edge = _mp_edges(n_rows, n_cols, scale)[1]
+        if self.edge == "mp":
+            bulk_edge = mp_edge
+        elif self.edge == "max":
+            bulk_edge = float(reference_s[0])
+        else:
+            source = s if reference_s is None else reference_s
+            bulk_edge, _ = fitted_bulk_edge(source, max_outliers=self.max_outliers)
+
+        n_outliers = int(np.sum(s > (1 + self.margin) * bulk_edge))
+        n_kept = min(max(self.n_components, n_outliers), s.size)
+        self.singular_values_ = s
+        self.bulk_edge_ = float(bulk_edge)
+        self.mp_edge_ = float(mp_edge)
+        self.n_outliers_ = n_outliers
+        self.outlier_values_ = s[:n_outliers].copy()
+        self.components_ = vt[:n_kept].copy()
+        self.outlier_vectors_ = self.components_[:n_outliers].copy()
+        self.reference_singular_values_ = reference_s
+        self.shape_ = (n_rows, n_cols)
+        self._scale = scale
+        return self
+
+    def alignment(self, directions, *, n_vectors: int | None = None) -> np.ndarray:
+        """Absolute cosines between the top right singular vectors and directions.
+
+        Parameters
+        ----------
+        directions : array-like of shape (d,) or (d, k)
+            Target directions, one per column (as returned by
+            :func:`~sklearn_pt.datasets.make_single_index` with
+            ``return_directions=True``); normalised here.
+        n_vectors : int, default=None
+            Number of top singular vectors; ``None`` uses the outliers'.
+
+        Returns
+        -------
+        cosines : ndarray of shape (n_vectors, k)
+            ``|<v_i, theta_j>| / |theta_j|``, in ``[0, 1]``.
+        """
+        check_is_fitted(self)
+        d = self.shape_[1]
+        theta = np.asarray(directions, dtype=float)
+        if theta.ndim == 1:
+            theta = theta[:, None]
+        if theta.ndim != 2 or theta.shape[0] != d:
+            raise ValueError(
+                f"directions must have shape ({d},) or ({d}, k), one direction per "
+                f"column in the input space of W; got shape {theta.shape}."
+            )
+        norms = np.linalg.norm(theta, axis=0)
+        if np.any(norms == 0):
+            raise ValueError("directions must be nonzero vectors.")
+        n = self.n_outliers_ if n_vectors is None else int(n_vectors)
+        if not 0 <= n <= self.singular_values_.size:
+            raise ValueError(
+                f"n_vectors must lie in [0, {self.singular_values_.size}]; got {n}."
+            )
+        if n > self.components_.shape[0]:
+            raise ValueError(
+                f"Only the top {self.components_.shape[0]} singular vectors were "
+                f"kept; refit with n_components >= {n}."
+            )
+        return np.abs(self.components_[:n] @ (theta / norms))
+
+    def plot(self, ax=None, *, bins: int = 60, show_reference: bool = True):
+        """Histogram of the singular values with the MP density, edges and outliers.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, default=None
+            Where to draw; a new figure's axes when ``None``.
+        bins : int, default=60
+        show_reference : bool, default=True
+            Also draw the reference spectrum's histogram, when there is one.
+
+        Returns
+        -------
+        ax : matplotlib Axes
+        """
+        check_is_fitted(self)
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError as exc:
+            raise ImportError(
+                "WeightSpectrum.plot needs matplotlib, which is not installed. "
+                "Install the plot extra: pip install 'sklearn_pt[plot]' (or pip "
+                "install matplotlib)."
+            ) from exc
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 4))
+        s = self.singular_values_
+        bulk = s[self.n_outliers_ :]
+        top = max(float(s[0]), self.bulk_edge_, self.mp_edge_) * 1.02
+        edges = np.linspace(0, top, bins + 1)
+        ax.hist(bulk, bins=edges, density=False, color="C0", alpha=0.7, label="bulk")
+        if show_reference and self.reference_singular_values_ is not None:
+            ax.hist(
+                self.reference_singular_values_,
+                bins=edges,
+                histtype="step",
+                color="0.3",
+                label="reference",
+            )
+        grid = np.linspace(0, self.mp_edge_, 400)
+        width = edges[1] - edges[0]
+        density = _mp_singular_value_density(grid, *self.shape_, self._scale)
+        ax.plot(grid, density * s.size * width, color="C1", label="MP law (init)")
+        ax.axvline(self.mp_edge_, color="C1", ls="--", label="MP edge")
+        if self.bulk_edge_ != self.mp_edge_:
+            ax.axvline(self.bulk_edge_, color="C2", ls=":", label=f"{self.edge} edge")
+        if self.n_outliers_:
+            ax.plot(
+                self.outlier_values_,
+                np.zeros(self.n_outliers_),
+                "x",
+                color="C3",
+                ms=9,
+                mew=2,
+                clip_on=False,
+                label=f"{self.n_outliers_} outlier(s)",
+            )
+        ax.set_xlabel("singular value")
+        ax.set_ylabel("count")
+        ax.legend(fontsize="small")
+        return ax
+
+
+def null_weights(estimator, X, y, *, random_state=None) -> np.ndarray:
+    """Final first-layer weights of the same training run on permuted targets.
+
+    The estimator is cloned (same parameters, so with an int ``random_state``
+    the same initialisation and splits) and fitted on ``(X, y[perm])``: a
+    target with the same marginal distribution but independent of ``X``. Its
+    spectrum is the null reference of :class:`WeightSpectrum`.
+
+    Parameters
+    ----------
+    estimator : estimator with ``first_layer_weights_`` once fitted
+        E.g. :class:`~sklearn_pt.neural_network.TwoStepFeatureLearner`; it
+        need not be fitted.
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+    random_state : int, RandomState instance or None, default=None
+        Draws the permutation.
+
+    Returns
+    -------
+    W_null : ndarray of shape (N, d)
+    """
+    y = np.asarray(y)
+    permutation = check_random_state(random_state).permutation(len(y))
+    null = clone(estimator).fit(X, y[permutation])
+    return null.first_layer_weights_[-1]

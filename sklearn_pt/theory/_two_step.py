@@ -1,0 +1,135 @@
+"""Spike count of two gradient steps on a linear-width two-layer network.
+
+The formula of Moniri and Hassani (2026) for the number of outliers that the
+second of two gradient steps adds to the spectrum of the first-layer weights,
+with step sizes ``eta_i = c_i * N ** alpha_i``.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+__all__ = ["spike_count"]
+
+_FLOOR_TOLERANCE = 1e-9
+"""Ratios within this of an integer count as that integer (``0.3 / 0.15``)."""
+
+
+def _check_exponent(value: ArrayLike, name: str) -> NDArray[np.float64]:
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{name} must be a real number or an array of real numbers; got {value!r}."
+        ) from exc
+    bad = ~np.isfinite(arr) | (arr < 0) | (arr >= 0.5)
+    if np.any(bad):
+        first = float(arr[bad].flat[0]) if arr.ndim else float(arr)
+        raise ValueError(
+            f"{name} must lie in [0, 0.5); got {first!r}. The step size is "
+            f"eta = c * N ** {name} and the theory needs the pre-activation move "
+            f"N ** ({name} - 1/2) to vanish: pass an exponent between 0 and 0.5, "
+            "e.g. 0.25."
+        )
+    return arr
+
+
+def _check_degree(degree) -> float:
+    if degree is None:
+        return np.inf
+    if isinstance(degree, bool) or not isinstance(degree, Integral) or degree < 1:
+        raise ValueError(
+            "degree must be a positive int (the degree L of a polynomial "
+            "activation) or None for an activation whose Hermite expansion does "
+            f"not terminate (gelu, tanh, ...); got {degree!r}."
+        )
+    return float(degree)
+
+
+def spike_count(
+    alpha1: ArrayLike,
+    alpha2: ArrayLike | None = None,
+    degree: int | None = None,
+    *,
+    total: bool = False,
+) -> int | NDArray[np.int64]:
+    """Number of outliers added to the weight spectrum by the second GD step.
+
+    With step sizes ``eta_i = c_i * N ** alpha_i``, the second step adds
+
+    ``Lambda(alpha1, alpha2) = min(L - 1, floor(alpha2 / (1/2 - alpha1)))``
+
+    outliers beyond the rank-one spike of the first step, ``L`` being the
+    degree of the activation's (Hermite) polynomial expansion.
+
+    Parameters
+    ----------
+    alpha1 : float or array-like
+        Exponent of the first step size, in ``[0, 1/2)``.
+    alpha2 : float, array-like or None, default=None
+        Exponent of the second step size, in ``[0, 1/2)``. ``None`` is the
+        one-step case (Ba et al., 2022): a single step adds only its rank-one
+        spike, so ``Lambda = 0``.
+    degree : int or None, default=None
+        Degree ``L`` of a polynomial activation; ``None`` for activations
+        with an infinite expansion (no cap).
+    total : bool, default=False
+        Count the first step's rank-one spike too, i.e. return
+        ``1 + Lambda``: the number of outliers of ``W_2`` when the first
+        step's spike exists (the target correlates with ``sigma'``'s mean).
+
+    Returns
+    -------
+    count : int or ndarray of int
+        Broadcast over ``alpha1`` and ``alpha2``; an int for scalars.
+
+    Notes
+    -----
+    A step of size ``eta = c * N ** alpha`` moves each pre-activation by about
+    ``N ** (alpha1 - 1/2)``; the order-``k`` term of the expansion of
+    ``sigma'(W_1 x)`` in that move enters the second gradient with size about
+    ``N ** (alpha2 - k (1/2 - alpha1))``. It survives as ``N`` grows, and
+    gives an outlier, iff ``k < alpha2 / (1/2 - alpha1)``, for
+    ``k = 1, ..., L - 1``. In particular ``alpha1 + alpha2 < 1/2`` gives
+    ``Lambda = 0``: the second step then acts like one step of size
+    ``eta_1 + eta_2``. Ratios that are integers up to rounding
+    (``0.3 / (0.5 - 0.35)``) are treated as the integer, where the formula's
+    count is on the boundary between two regions.
+
+    References
+    ----------
+    .. [1] Moniri, Hassani (2026), "Feature Learning in Linear-Width Two-Layer
+       Networks: Two vs. One Step of Gradient Descent".
+    .. [2] Ba, Erdogdu, Suzuki, Wang, Wu, Yang (2022), "High-dimensional
+       Asymptotics of Feature Learning: How One Gradient Step Improves the
+       Representation", NeurIPS.
+
+    Examples
+    --------
+    >>> from sklearn_pt.theory import spike_count
+    >>> spike_count(0.25, 0.1)
+    0
+    >>> spike_count(0.375, 0.3)
+    2
+    >>> spike_count(0.375, 0.3, degree=2)
+    1
+    >>> spike_count(0.25, None, total=True)
+    1
+    >>> spike_count(0.4, [0.05, 0.15, 0.25, 0.45]).tolist()
+    [0, 1, 2, 4]
+    """
+    a1 = _check_exponent(alpha1, "alpha1")
+    cap = _check_degree(degree)
+    if alpha2 is None:
+        a2 = np.zeros_like(a1)
+    else:
+        a2 = _check_exponent(alpha2, "alpha2")
+    ratio = a2 / (0.5 - a1)
+    count = np.floor(ratio + _FLOOR_TOLERANCE)
+    count = np.minimum(count, cap - 1.0).astype(np.int64)
+    if total:
+        count = count + 1
+    return int(count) if count.ndim == 0 else count

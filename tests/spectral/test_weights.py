@@ -1,0 +1,243 @@
+"""Tests for sklearn_pt.spectral.WeightSpectrum and its helpers.
+
+Reference values are independent of the code under test: the Marchenko--Pastur
+law (integrated numerically and compared with sampled matrices) and the
+Benaych-Georges--Nadakuditi limits of a rank-one spike.
+"""
+
+import sys
+
+import numpy as np
+import pytest
+import torch
+from scipy.integrate import cumulative_trapezoid, quad
+from sklearn.neural_network import MLPRegressor
+
+from sklearn_pt._compat import InvalidParameterError
+from sklearn_pt.feature_extraction import TwoStepFeatures
+from sklearn_pt.spectral import WeightSpectrum, fitted_bulk_edge, null_weights
+from sklearn_pt.spectral._weights import _mp_singular_value_density
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_torch_thread():
+    """Run this module's SVDs and matrix products on one thread.
+
+    On a shared, oversubscribed machine multi-threaded LAPACK calls were
+    measured 10-50 times slower than single-threaded ones; the results do not
+    depend on the thread count beyond rounding.
+    """
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+def gaussian_weights(n_rows, n_cols, seed):
+    """Entries i.i.d. N(0, 1/n_cols): the library's initialisation."""
+    return np.random.default_rng(seed).standard_normal((n_rows, n_cols)) / np.sqrt(
+        n_cols
+    )
+
+
+def planted(n_rows, n_cols, strengths, seed):
+    """Orthonormal spikes ``sum_k theta_k u_k v_k^T`` and their right vectors."""
+    rng = np.random.default_rng(1000 + seed)
+    k = len(strengths)
+    U = np.linalg.qr(rng.standard_normal((n_rows, k)))[0]
+    V = np.linalg.qr(rng.standard_normal((n_cols, k)))[0]
+    return U @ np.diag(strengths) @ V.T, V
+
+
+# ----------------------------------------------------------- Marchenko-Pastur
+@pytest.mark.parametrize(("n_rows", "n_cols"), [(200, 400), (400, 200), (300, 300)])
+def test_mp_density_is_normalised_and_matches_sampled_spectra(n_rows, n_cols):
+    scale = 1 / np.sqrt(n_cols)
+    edge = scale * (np.sqrt(n_rows) + np.sqrt(n_cols))
+    total, _ = quad(
+        _mp_singular_value_density, 0, edge, args=(n_rows, n_cols, scale), limit=200
+    )
+    assert total == pytest.approx(1.0, abs=2e-3)
+    grid = np.linspace(0, edge, 20_001)
+    cdf = cumulative_trapezoid(
+        _mp_singular_value_density(grid, n_rows, n_cols, scale), grid, initial=0
+    )
+    s = np.concatenate(
+        [
+            np.linalg.svd(gaussian_weights(n_rows, n_cols, seed), compute_uv=False)
+            for seed in range(3)
+        ]
+    )
+    for point in np.linspace(0.2, 0.9, 5) * edge:
+        expected = np.interp(point, grid, cdf)
+        assert np.mean(s <= point) == pytest.approx(expected, abs=0.02)
+
+
+def test_mp_edge_of_the_initialisation():
+    W = gaussian_weights(200, 400, seed=0)
+    spectrum = WeightSpectrum(edge="mp").fit(W)
+    assert spectrum.mp_edge_ == pytest.approx(1 + np.sqrt(0.5))
+    assert spectrum.bulk_edge_ == spectrum.mp_edge_
+    assert spectrum.singular_values_[0] == pytest.approx(spectrum.mp_edge_, rel=0.03)
+    # An explicit scale multiplies the edge.
+    assert WeightSpectrum(edge="mp", scale=0.1).fit(W).mp_edge_ == pytest.approx(
+        0.1 * (np.sqrt(200) + np.sqrt(400))
+    )
+
+
+# ----------------------------------------------------------- fitted edge
+def test_fitted_edge_finds_no_outlier_in_pure_noise():
+    counts = [
+        WeightSpectrum().fit(gaussian_weights(300, 300, s)).n_outliers_
+        for s in range(10)
+    ]
+    assert counts == [0] * 10
+
+
+def test_fitted_edge_finds_planted_spikes_above_the_bbp_threshold():
+    # The threshold for N = d is theta = 1: all three spikes are above it.
+    for seed in range(5):
+        spikes, V = planted(300, 300, [4.0, 2.5, 1.7], seed)
+        spectrum = WeightSpectrum().fit(gaussian_weights(300, 300, seed) + spikes)
+        assert spectrum.n_outliers_ == 3
+        assert spectrum.outlier_vectors_.shape == (3, 300)
+        cosines = spectrum.alignment(V)
+        np.testing.assert_array_less(0.6, np.diag(cosines))
+
+
+def test_fitted_edge_follows_a_broadened_bulk_where_mp_overcounts():
+    # A bulk 1.5 times wider than the initialisation's, plus three spikes.
+    for seed in range(3):
+        spikes, _ = planted(300, 300, [4.0, 2.5, 1.7], seed)
+        W = 1.5 * (gaussian_weights(300, 300, seed) + spikes)
+        fitted = WeightSpectrum().fit(W)
+        assert fitted.n_outliers_ == 3
+        assert fitted.bulk_edge_ == pytest.approx(1.5 * 2.0, rel=0.05)
+        assert WeightSpectrum(edge="mp").fit(W).n_outliers_ > 50
+
+
+def test_fitted_bulk_edge_function_and_small_spectra():
+    s = np.r_[10.0, 5.0, np.linspace(2.0, 0.1, 100)]
+    edge, count = fitted_bulk_edge(np.random.default_rng(0).permutation(s))
+    assert (count, edge) == (2, 2.0)
+    assert fitted_bulk_edge([3.0, 2.0, 1.0]) == (3.0, 0)  # too short to fit
+
+
+# ----------------------------------------------------------- rank-one limits
+@pytest.mark.parametrize("theta", [1.5, 3.0])
+def test_spike_location_and_overlap_match_benaych_georges_nadakuditi(theta):
+    n_rows, n_cols = 400, 800
+    c = n_rows / n_cols
+    location = np.sqrt((1 + theta**2) * (c + theta**2)) / theta
+    overlap = np.sqrt(1 - (c + theta**2) / (theta**2 * (theta**2 + 1)))
+    values, cosines = [], []
+    for seed in range(3):
+        spike, V = planted(n_rows, n_cols, [theta], seed)
+        spectrum = WeightSpectrum().fit(gaussian_weights(n_rows, n_cols, seed) + spike)
+        values.append(spectrum.singular_values_[0])
+        cosines.append(spectrum.alignment(V[:, 0], n_vectors=1)[0, 0])
+    assert np.mean(values) == pytest.approx(location, rel=0.01)
+    assert np.mean(cosines) == pytest.approx(overlap, abs=0.02)
+
+
+# ----------------------------------------------------------- references
+def test_reference_edges():
+    W = gaussian_weights(200, 200, 0) + planted(200, 200, [3.0], 0)[0]
+    reference = 1.2 * gaussian_weights(200, 200, 1)
+    s_ref = np.linalg.svd(reference, compute_uv=False)
+    by_max = WeightSpectrum(edge="max", reference=reference).fit(W)
+    assert by_max.bulk_edge_ == pytest.approx(s_ref[0])
+    np.testing.assert_allclose(by_max.reference_singular_values_, s_ref)
+    assert by_max.n_outliers_ == int(np.sum(by_max.singular_values_ > s_ref[0])) == 1
+    by_fit = WeightSpectrum(edge="fitted", reference=reference).fit(W)
+    assert by_fit.bulk_edge_ == pytest.approx(fitted_bulk_edge(s_ref)[0])
+    with pytest.raises(ValueError, match="edge='mp' uses the initialisation"):
+        WeightSpectrum(edge="mp", reference=reference).fit(W)
+    with pytest.raises(ValueError, match=r"edge='max' .* reference=None"):
+        WeightSpectrum(edge="max").fit(W)
+
+
+def test_margin_raises_the_threshold():
+    W = gaussian_weights(200, 200, 0) + planted(200, 200, [3.0, 1.3], 0)[0]
+    loose = WeightSpectrum(edge="mp").fit(W)
+    strict = WeightSpectrum(edge="mp", margin=0.5).fit(W)
+    assert strict.bulk_edge_ == loose.bulk_edge_
+    assert strict.n_outliers_ == int(np.sum(loose.singular_values_ > 3.0))
+    assert strict.n_outliers_ < loose.n_outliers_
+
+
+def test_null_weights_are_the_same_run_on_permuted_targets():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((120, 30))
+    y = X[:, 0] + 0.1 * rng.standard_normal(120)
+    features = TwoStepFeatures(hidden_layer_sizes=20, random_state=0, dtype="float64")
+    W_null = null_weights(features, X, y, random_state=3)
+    permutation = np.random.RandomState(3).permutation(120)
+    expected = features.fit(X, y[permutation]).first_layer_weights_[-1]
+    np.testing.assert_array_equal(W_null, expected)
+    assert not np.allclose(W_null, features.fit(X, y).first_layer_weights_[-1])
+
+
+# ----------------------------------------------------------- API
+def test_from_estimator_steps_and_mlp():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((100, 12))
+    y = X[:, 0]
+    features = TwoStepFeatures(hidden_layer_sizes=8, random_state=0).fit(X, y)
+    for step in range(3):
+        spectrum = WeightSpectrum.from_estimator(features, step=step, edge="mp")
+        expected = np.linalg.svd(features.first_layer_weights_[step], compute_uv=False)
+        np.testing.assert_allclose(spectrum.singular_values_, expected, rtol=1e-5)
+    mlp = MLPRegressor(hidden_layer_sizes=(7,), solver="lbfgs", max_iter=500).fit(X, y)
+    assert WeightSpectrum.from_estimator(mlp).shape_ == (7, 12)
+    with pytest.raises(TypeError, match="neither first_layer_weights_ nor coefs_"):
+        WeightSpectrum.from_estimator(MLPRegressor())
+
+
+def test_alignment_validation():
+    spectrum = WeightSpectrum(n_components=3).fit(gaussian_weights(50, 40, 0))
+    assert spectrum.components_.shape == (3, 40)
+    np.testing.assert_allclose(np.linalg.norm(spectrum.components_, axis=1), 1.0)
+    assert spectrum.alignment(np.ones(40)).shape == (spectrum.n_outliers_, 1)
+    directions = np.eye(40)[:, :2]
+    assert spectrum.alignment(directions, n_vectors=3).shape == (3, 2)
+    with pytest.raises(ValueError, match=r"shape \(40,\) or \(40, k\)"):
+        spectrum.alignment(np.ones(39))
+    with pytest.raises(ValueError, match="refit with n_components >= 5"):
+        spectrum.alignment(np.ones(40), n_vectors=5)
+    with pytest.raises(ValueError, match="nonzero"):
+        spectrum.alignment(np.zeros(40))
+
+
+def test_parameter_and_input_validation(no_cuda):
+    W = gaussian_weights(20, 20, 0)
+    with pytest.raises(InvalidParameterError, match="'edge' parameter"):
+        WeightSpectrum(edge="tracy-widom").fit(W)
+    with pytest.raises(ValueError, match="NaN"):
+        WeightSpectrum().fit(np.full((5, 5), np.nan))
+    with pytest.raises(ValueError, match="CUDA is not available"):
+        WeightSpectrum(device="cuda").fit(W)
+
+
+def test_plot_draws_edges_and_outliers():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    W = gaussian_weights(200, 200, 0) + planted(200, 200, [4.0, 2.5], 0)[0]
+    spectrum = WeightSpectrum(reference=gaussian_weights(200, 200, 1)).fit(W)
+    ax = spectrum.plot()
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert "MP edge" in labels
+    assert "2 outlier(s)" in labels
+    outliers = next(line for line in ax.get_lines() if "outlier" in line.get_label())
+    np.testing.assert_allclose(outliers.get_xdata(), spectrum.outlier_values_)
+    plt.close(ax.figure)
+
+
+def test_plot_without_matplotlib_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    spectrum = WeightSpectrum().fit(gaussian_weights(20, 20, 0))
+    with pytest.raises(ImportError, match=r"sklearn_pt\[plot\]"):
+        spectrum.plot()

@@ -1,0 +1,96 @@
+"""Tests for sklearn_pt.theory.spike_count against exact rational arithmetic."""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sklearn_pt.theory import spike_count
+
+HALF = Fraction(1, 2)
+# Exponents as exact fractions in [0, 1/2), so that the expected count is exact.
+exponents = st.fractions(min_value=0, max_value=Fraction(29, 60), max_denominator=60)
+degrees = st.one_of(st.none(), st.integers(1, 8))
+
+
+def exact_count(alpha1: Fraction, alpha2: Fraction, degree) -> int:
+    """``min(L - 1, floor(alpha2 / (1/2 - alpha1)))`` in exact arithmetic."""
+    count = math.floor(alpha2 / (HALF - alpha1))
+    return count if degree is None else min(degree - 1, count)
+
+
+@given(alpha1=exponents, alpha2=exponents, degree=degrees)
+def test_matches_exact_rational_formula(alpha1, alpha2, degree):
+    assert spike_count(float(alpha1), float(alpha2), degree) == exact_count(
+        alpha1, alpha2, degree
+    )
+
+
+@pytest.mark.parametrize(
+    ("alpha1", "alpha2", "expected"),
+    [
+        (0.35, 0.3, 2),  # 0.3 / (0.5 - 0.35) == 1.9999999999999996 in floats
+        (0.375, 0.125, 1),  # on the boundary between the regions 0 and 1
+        (0.25, 0.25, 1),
+        (0.4, 0.3, 3),
+        (0.0, 0.49, 0),
+    ],
+)
+def test_integer_ratios_are_not_lost_to_rounding(alpha1, alpha2, expected):
+    assert spike_count(alpha1, alpha2) == expected
+
+
+@given(alpha1=exponents, alpha2=exponents)
+def test_small_total_exponent_adds_nothing(alpha1, alpha2):
+    # alpha1 + alpha2 < 1/2: the second step acts like one step of eta1 + eta2.
+    if alpha1 + alpha2 < HALF:
+        assert spike_count(float(alpha1), float(alpha2)) == 0
+
+
+@given(alpha1=exponents, a=exponents, b=exponents)
+def test_monotone_in_both_exponents(alpha1, a, b):
+    low, high = sorted((float(a), float(b)))
+    assert spike_count(float(alpha1), low) <= spike_count(float(alpha1), high)
+    assert spike_count(low, float(alpha1)) <= spike_count(high, float(alpha1))
+
+
+def test_degree_caps_the_count():
+    assert spike_count(0.45, 0.45) == 9
+    assert spike_count(0.45, 0.45, degree=3) == 2
+    assert spike_count(0.45, 0.45, degree=2) == 1
+    assert spike_count(0.45, 0.45, degree=1) == 0  # a linear activation
+
+
+def test_one_step_special_case():
+    assert spike_count(0.3) == 0
+    assert spike_count(0.3, None, total=True) == 1
+    assert spike_count(0.4, 0.3, total=True) == 1 + spike_count(0.4, 0.3)
+
+
+def test_broadcasts_and_returns_python_int_for_scalars():
+    assert type(spike_count(0.25, 0.3)) is int
+    grid = spike_count(np.array([0.1, 0.25, 0.375])[:, None], [0.05, 0.2, 0.35, 0.45])
+    assert grid.shape == (3, 4)
+    assert grid.dtype == np.int64
+    np.testing.assert_array_equal(grid, [[0, 0, 0, 1], [0, 0, 1, 1], [0, 1, 2, 3]])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"alpha1": 0.5, "alpha2": 0.1}, r"alpha1 must lie in \[0, 0.5\); got 0.5"),
+        ({"alpha1": -0.1, "alpha2": 0.1}, "alpha1 must lie in"),
+        ({"alpha1": float("nan"), "alpha2": 0.1}, "alpha1 must lie in"),
+        ({"alpha1": 0.2, "alpha2": [0.1, 0.7]}, "alpha2 must lie in .* got 0.7"),
+        ({"alpha1": "a", "alpha2": 0.1}, "alpha1 must be a real number"),
+        ({"alpha1": 0.2, "alpha2": 0.1, "degree": 0}, "degree must be a positive int"),
+        ({"alpha1": 0.2, "alpha2": 0.1, "degree": 2.5}, "degree must be a positive"),
+        ({"alpha1": 0.2, "alpha2": 0.1, "degree": True}, "degree must be a positive"),
+    ],
+)
+def test_argument_errors_say_what_was_expected(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        spike_count(**kwargs)
