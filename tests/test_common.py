@@ -8,7 +8,9 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from sklearn_pt.feature_extraction import TwoStepFeatures
 from sklearn_pt.kernels import BiasedReLUFeatures
+from sklearn_pt.linear_model import SpectralEstimator
 from sklearn_pt.neural_network import (
+    FirstLayerGDRegressor,
     PartiallyTrainableRegressor,
     TwoStepFeatureLearner,
 )
@@ -64,6 +66,19 @@ ESTIMATORS = [
     TwoStepFeatures(
         hidden_layer_sizes=16, n_steps=1, batch="fresh", random_state=0, dtype="float64"
     ),
+    # First-layer GD (float64, its default).
+    FirstLayerGDRegressor(width=4, learning_rate=0.1, max_iter=20, random_state=0),
+    FirstLayerGDRegressor(
+        width=4,
+        activation="tanh",
+        second_layer="signs",
+        init=SpectralEstimator(preprocessing="identity"),
+        learning_rate=0.1,
+        max_iter=20,
+        random_state=0,
+    ),
+    SpectralEstimator(),
+    SpectralEstimator(n_components=2, preprocessing="trimming"),
 ]
 
 # These two checks compare predict on a subset (or a permutation) of X with

@@ -2,5 +2,11 @@
 
 from ._display import PhaseTransitionDisplay
 from ._proportion_curve import proportion_curve
+from ._sample_ratio import estimator_overlap, sample_ratio_curve
 
-__all__ = ["PhaseTransitionDisplay", "proportion_curve"]
+__all__ = [
+    "PhaseTransitionDisplay",
+    "estimator_overlap",
+    "proportion_curve",
+    "sample_ratio_curve",
+]

@@ -1,0 +1,539 @@
+"""FirstLayerGDRegressor: gradient descent on the first layer of a two-layer
+network with a fixed second layer, monitored for feature learning."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from numbers import Integral, Real
+from typing import ClassVar
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.utils import check_array
+from sklearn.utils.validation import check_is_fitted
+
+from .._base import TorchEstimatorMixin, keep_state_on_error
+from .._compat import HasMethods, Interval, StrOptions, _fit_context, validate_data
+from .._engine import (
+    DeviceString,
+    as_tensor,
+    make_generator,
+    predict_numpy,
+    resolve_device,
+    resolve_dtype,
+    train_module,
+)
+from ..linear_model import SpectralEstimator, subspace_overlap
+from ..spectral._hessian import HessianMonitor
+
+__all__ = [
+    "ACTIVATIONS",
+    "FirstLayerGDRegressor",
+    "FirstLayerNetwork",
+    "neuron_overlap",
+]
+
+
+def _quadratic(z: torch.Tensor) -> torch.Tensor:
+    return z * z
+
+
+ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "gelu": F.gelu,
+    "quadratic": _quadratic,
+    "relu": F.relu,
+    "tanh": torch.tanh,
+}
+"""Named activations ``sigma`` (GeLU is the exact ``z * Phi(z)``)."""
+
+
+class FirstLayerNetwork(torch.nn.Module):
+    """``f(x) = (1/m) sum_j a_j sigma(<w_j, x>)`` with a fixed second layer.
+
+    Parameters
+    ----------
+    weight : Tensor of shape (width, n_features)
+        Initial first-layer weights ``W`` (rows ``w_j``), the only trained
+        parameter.
+    second_layer : Tensor of shape (width,)
+        The fixed output weights ``a`` (a buffer).
+    activation : callable
+        ``sigma``, applied elementwise.
+    """
+
+    def __init__(self, weight, second_layer, activation):
+        super().__init__()
+        self.weight = torch.nn.Parameter(weight)
+        self.register_buffer("second_layer", second_layer)
+        self.activation = activation
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        hidden = self.activation(x @ self.weight.T)
+        return hidden @ self.second_layer / self.weight.shape[0]
+
+
+def neuron_overlap(weight, directions) -> float:
+    """How well the first-layer weights have learned the latent directions.
+
+    For one direction (``k = 1``): ``max_j |<w_j, theta>| / (|w_j| |theta|)``,
+    the best neuron's cosine with ``theta``. For ``k > 1``: the
+    :func:`~sklearn_pt.linear_model.subspace_overlap` of the span of the
+    ``min(k, m)`` top right singular vectors of ``W`` with ``span(Theta)``.
+
+    Parameters
+    ----------
+    weight : array-like of shape (width, n_features)
+    directions : array-like of shape (n_features,) or (n_features, k)
+
+    Returns
+    -------
+    float in [0, 1]
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_pt.neural_network import neuron_overlap
+    >>> W = np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]])
+    >>> round(neuron_overlap(W, np.array([0.0, 1.0, 0.0])), 4)
+    0.7071
+    """
+    W = np.asarray(weight, dtype=np.float64)
+    Theta = np.asarray(directions, dtype=np.float64).reshape(W.shape[1], -1)
+    if Theta.shape[1] == 1:
+        theta = Theta[:, 0] / np.linalg.norm(Theta[:, 0])
+        norms = np.linalg.norm(W, axis=1)
+        cosines = np.abs(W @ theta) / np.where(norms > 0, norms, 1.0)
+        return float(cosines.max())
+    _, _, vt = np.linalg.svd(W, full_matrices=False)
+    return subspace_overlap(vt[: min(Theta.shape[1], W.shape[0])].T, Theta)
+
+
+def _second_layer(second_layer, width: int) -> np.ndarray:
+    if isinstance(second_layer, str):
+        if second_layer == "ones":
+            return np.ones(width)
+        return np.where(np.arange(width) % 2 == 0, 1.0, -1.0)  # "signs"
+    a = np.asarray(second_layer, dtype=np.float64)
+    if a.shape != (width,):
+        raise ValueError(
+            f"second_layer must have shape (width,) = ({width},); got an array of "
+            f"shape {a.shape}. Pass 'ones', 'signs' or one weight per neuron."
+        )
+    if not np.all(np.isfinite(a)):
+        raise ValueError("second_layer must be finite.")
+    return a
+
+
+class FirstLayerGDRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
+    """Two-layer network whose first layer is trained by full-batch GD.
+
+    The model is ``f(x) = (1/m) sum_{j=1}^m a_j sigma(<w_j, x>)`` with a small
+    width ``m`` and a *fixed* second layer ``a``; only ``W = (w_j)`` is
+    trained, by plain full-batch gradient descent
+    ``W <- W - learning_rate * grad L(W)`` on
+    ``L(W) = 0.5 * mean_i (f(x_i) - y_i)^2``, for exactly ``max_iter``
+    steps. This is the setting in which Montanari and Wang (2026) show that
+    GD learns the latent direction of phase retrieval (``y = <theta*, x>^2``)
+    only above a sample ratio ``delta_NN``: when, after a first phase of
+    overfitting, the Hessian of the empirical risk develops a negative
+    outlier eigenvalue whose eigenvector points towards ``theta*``.
+
+    ``fit`` accepts a held-out set and the true directions, and records the
+    train loss, test loss, overlap and (optionally) the smallest Hessian
+    eigenvalues along the trajectory in ``history_``.
+
+    Parameters
+    ----------
+    width : int, default=8
+        Number of hidden neurons ``m``.
+    activation : {"gelu", "quadratic", "relu", "tanh"} or callable, \
+default="gelu"
+        ``sigma``; a callable maps a tensor to a tensor elementwise and must be
+        picklable (a module-level function) for the estimator to be.
+    second_layer : {"ones", "signs"} or array-like of shape (width,), \
+default="ones"
+        The fixed ``a``: all ones, alternating ``+1, -1, +1, ...``, or given.
+    init : {"random", "spectral"}, estimator or array-like of shape \
+(width, n_features), default="random"
+        ``"random"``: rows ``w_j ~ N(0, I_d / d)``. ``"spectral"``: the
+        random rows with their component in the span of the spectral
+        estimate of :class:`~sklearn_pt.linear_model.SpectralEstimator`
+        (default settings: one direction, optimal preprocessing) replaced by
+        ``N(0, 1)`` coordinates in that span, so that every neuron starts
+        with an ``O(1)`` overlap with the spectral estimate (and the neurons
+        still differ). An unfitted estimator with ``fit(X, y)`` and a
+        ``directions_`` attribute of shape ``(n_features, k)`` (such as a
+        ``SpectralEstimator`` with other settings) is used in the same way,
+        after cloning. An array gives ``W`` itself.
+    learning_rate : float, default=0.5
+        GD step size. Because of the ``1/m`` in ``f``, the gradient with
+        respect to one neuron scales like ``1/m``, so stable steps grow with
+        the width: for phase retrieval with unit-variance inputs, about
+        ``0.04 * width`` for the quadratic activation (whose curvature grows
+        with the weights; larger steps diverge at small ``delta``) and up to
+        ``0.25 * width`` for GeLU.
+    max_iter : int, default=1000
+        Number of GD steps; all are run (no early stopping).
+    hessian_every : int, default=None
+        When set, record the ``hessian_k`` smallest eigenvalues of the
+        training-risk Hessian (Lanczos on Hessian-vector products, see
+        :func:`~sklearn_pt.spectral.hessian_spectrum`) at iteration 0 and
+        every ``hessian_every`` iterations.
+    hessian_k : int, default=3
+        Number of smallest Hessian eigenvalues recorded.
+    random_state : int, RandomState instance or None, default=None
+        Controls the initialisation through a local ``torch.Generator``; no
+        global random state is used.
+    verbose : int, default=0
+        Print the training loss after each step when positive.
+    device : {"cpu", "auto", "cuda"} or "cuda:N", default="cpu"
+        Where to train.
+    dtype : {"float64", "float32"}, default="float64"
+        Precision of the network. The default is float64, unlike the library's
+        other estimators, because small Hessian eigenvalues (and the overlaps
+        of tiny initial components) need it; the networks are small.
+
+    Attributes
+    ----------
+    module_ : FirstLayerNetwork
+        The trained network, on ``device_``.
+    coefs_ : ndarray of shape (width, n_features)
+        The trained first-layer weights ``W``.
+    second_layer_ : ndarray of shape (width,)
+        The fixed second layer ``a``.
+    history_ : dict of ndarray
+        Indexed by iteration ``t = 0, ..., n_iter_`` (``t = 0`` is the
+        initialisation; every value is measured at the weights after ``t``
+        steps):
+
+        - ``"iteration"``: ``t``;
+        - ``"train_loss"``: ``0.5 * mean (f - y)^2`` on the training set;
+        - ``"test_loss"``: the same on ``eval_set`` (only with ``eval_set``);
+        - ``"overlap"``: :func:`neuron_overlap` of ``W`` with
+          ``true_directions`` (only with ``true_directions``);
+        - ``"hessian_iteration"`` (shape (r,)), ``"hessian_eigenvalues"``
+          (shape (r, hessian_k), ascending) and, with ``true_directions``,
+          ``"hessian_overlap"`` (shape (r, hessian_k)): the overlap of each
+          eigenvector with the latent directions (see
+          :func:`~sklearn_pt.spectral.eigenvector_overlap`); only with
+          ``hessian_every``.
+    loss_curve_ : list of float
+        ``history_["train_loss"][:-1]``, the loss before each step, as
+        reported by the training engine.
+    n_iter_ : int
+        Number of GD steps run (``max_iter``).
+    device_ : torch.device
+        The device the network lives on.
+    n_features_in_ : int
+        Number of features seen during ``fit``.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during ``fit``, when ``X`` has string column
+        names.
+
+    See Also
+    --------
+    sklearn_pt.linear_model.SpectralEstimator : The spectral baseline.
+    sklearn_pt.spectral.hessian_spectrum : Hessian spectrum of a fitted model.
+    sklearn_pt.model_selection.sample_ratio_curve : Success rate against
+        ``delta = n / d``.
+
+    Notes
+    -----
+    With the quadratic activation and ``a = 1``, ``f(x) = x^T (W^T W / m) x``
+    and the first GD steps follow the spectral method with identity
+    preprocessing. Training uses the library's single engine
+    (``solver="gd"``, no early stopping).
+
+    At the sizes of the tests (``d = 300``, ``m = 4``, quadratic activation)
+    the negative Hessian eigenvalue along ``theta*`` is already there at
+    initialisation above the threshold (``delta = 6``: eigenvalue -1.0 to
+    -1.6, eigenvector overlap 0.7-0.8), before the test loss drops; below it
+    (``delta = 1``) the most negative eigenvalues belong to eigenvectors
+    localised on the largest responses (overlap with ``theta*`` at most 0.3).
+    At finite ``d`` the overlap grows smoothly with ``delta``, and a success
+    criterion such as "overlap > 0.5" crosses at smaller ``delta`` than the
+    asymptotic ``delta_NN`` (it moves up with ``d``).
+
+    References
+    ----------
+    Montanari, Wang (2026), "Phase Transitions for Feature Learning in Neural
+    Networks".
+
+    Examples
+    --------
+    >>> from sklearn_pt.datasets import make_phase_retrieval
+    >>> from sklearn_pt.neural_network import FirstLayerGDRegressor
+    >>> X, y, theta = make_phase_retrieval(1500, 100, random_state=0,
+    ...                                    return_directions=True)
+    >>> reg = FirstLayerGDRegressor(width=4, activation="quadratic",
+    ...                             learning_rate=0.25, max_iter=300,
+    ...                             random_state=0)
+    >>> reg.fit(X[:1000], y[:1000], eval_set=(X[1000:], y[1000:]),
+    ...         true_directions=theta)
+    FirstLayerGDRegressor(...)
+    >>> bool(reg.history_["overlap"][-1] > 0.9)
+    True
+    >>> bool(reg.history_["test_loss"][-1] < 0.1 * reg.history_["test_loss"][0])
+    True
+    """
+
+    _parameter_constraints: ClassVar[dict] = {
+        "width": [Interval(Integral, 1, None, closed="left")],
+        "activation": [StrOptions(set(ACTIVATIONS)), callable],
+        "second_layer": [StrOptions({"ones", "signs"}), "array-like"],
+        "init": [StrOptions({"random", "spectral"}), HasMethods(["fit"]), "array-like"],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "hessian_every": [Interval(Integral, 1, None, closed="left"), None],
+        "hessian_k": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "device": [DeviceString()],
+        "dtype": [StrOptions({"float32", "float64"})],
+    }
+
+    def __init__(
+        self,
+        width=8,
+        *,
+        activation="gelu",
+        second_layer="ones",
+        init="random",
+        learning_rate=0.5,
+        max_iter=1000,
+        hessian_every=None,
+        hessian_k=3,
+        random_state=None,
+        verbose=0,
+        device="cpu",
+        dtype="float64",
+    ):
+        self.width = width
+        self.activation = activation
+        self.second_layer = second_layer
+        self.init = init
+        self.learning_rate = learning_rate
+        self.max_iter = max_iter
+        self.hessian_every = hessian_every
+        self.hessian_k = hessian_k
+        self.random_state = random_state
+        self.verbose = verbose
+        self.device = device
+        self.dtype = dtype
+
+    @keep_state_on_error
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, *, eval_set=None, true_directions=None):
+        """Train the first layer by full-batch gradient descent.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training inputs (the theory assumes ``x ~ N(0, I_d)``).
+        y : array-like of shape (n_samples,)
+            Targets.
+        eval_set : tuple (X_test, y_test), default=None
+            Held-out data whose loss is recorded at every iteration in
+            ``history_["test_loss"]``.
+        true_directions : array-like of shape (n_features,) or \
+(n_features, k), default=None
+            The latent directions ``Theta*``; their overlap with ``W`` is
+            recorded at every iteration in ``history_["overlap"]`` (and that
+            of the Hessian eigenvectors with ``hessian_every``).
+
+        Returns
+        -------
+        self : FirstLayerGDRegressor
+            The fitted estimator.
+        """
+        X, y = validate_data(self, X, y, y_numeric=True, dtype=[np.float64, np.float32])
+        n_features = X.shape[1]
+        device = resolve_device(self.device)
+        dtype = resolve_dtype(self.dtype)
+        generator = make_generator(self.random_state)
+        activation = ACTIVATIONS.get(self.activation, self.activation)
+        second_layer = _second_layer(self.second_layer, self.width)
+        directions = self._check_directions(true_directions, n_features)
+        test = self._check_eval_set(eval_set, device, dtype)
+
+        weight = self._initial_weight(X, y, generator)
+        module = FirstLayerNetwork(
+            torch.as_tensor(weight, dtype=dtype),
+            torch.as_tensor(second_layer, dtype=dtype),
+            activation,
+        ).to(device)
+        X_t = as_tensor(X, device=device, dtype=dtype)
+        y_t = as_tensor(y, device=device, dtype=dtype)
+
+        recorder = _Recorder(module, test, directions)
+        monitor = None
+        if self.hessian_every is not None:
+            if self.hessian_k >= module.weight.numel():
+                raise ValueError(
+                    f"hessian_k={self.hessian_k} must be smaller than the number of "
+                    f"trained weights, width * n_features = {module.weight.numel()}."
+                )
+            monitor = HessianMonitor(
+                module,
+                X_t,
+                y_t,
+                every=self.hessian_every,
+                k=self.hessian_k,
+                directions=directions,
+                random_state=0,
+            )
+
+        def callback(iteration: int, loss: float) -> bool:
+            recorder(iteration)
+            if monitor is not None:
+                monitor(iteration, loss)
+            return False
+
+        recorder(0)
+        if monitor is not None:
+            monitor.record(0)
+        result = train_module(
+            module,
+            X_t,
+            y_t,
+            solver="gd",
+            learning_rate_init=self.learning_rate,
+            max_iter=self.max_iter,
+            verbose=self.verbose,
+            callback=callback,
+            learning_rate_name="learning_rate",
+            early_stopping=False,
+        )
+        with torch.no_grad():
+            final_loss = float(0.5 * torch.mean((module(X_t) - y_t) ** 2))
+
+        history = {
+            "iteration": np.arange(result.n_iter + 1),
+            "train_loss": np.array([*result.loss_curve, final_loss]),
+            **recorder.history(),
+        }
+        if monitor is not None:
+            history["hessian_iteration"] = np.array(monitor.history["iteration"])
+            history["hessian_eigenvalues"] = np.array(monitor.history["eigenvalues"])
+            if directions is not None:
+                history["hessian_overlap"] = np.array(monitor.history["overlaps"])
+        self.module_ = module
+        self.coefs_ = module.weight.detach().cpu().numpy().copy()
+        self.second_layer_ = second_layer
+        self.history_ = history
+        self.loss_curve_ = result.loss_curve
+        self.n_iter_ = result.n_iter
+        self.device_ = device
+        return self
+
+    def _check_directions(self, true_directions, n_features):
+        if true_directions is None:
+            return None
+        directions = check_array(true_directions, ensure_2d=False, dtype=np.float64)
+        if directions.shape[0] != n_features or directions.ndim > 2:
+            raise ValueError(
+                "true_directions must have shape (n_features,) or (n_features, k) "
+                f"with n_features={n_features}; got shape {directions.shape}."
+            )
+        return directions.reshape(n_features, -1)
+
+    def _check_eval_set(self, eval_set, device, dtype):
+        if eval_set is None:
+            return None
+        if not isinstance(eval_set, tuple | list) or len(eval_set) != 2:
+            raise ValueError(
+                "eval_set must be a pair (X_test, y_test); got "
+                f"{type(eval_set).__name__}."
+            )
+        X_test = validate_data(self, eval_set[0], reset=False, dtype=np.float64)
+        y_test = check_array(eval_set[1], ensure_2d=False, dtype=np.float64)
+        if y_test.shape != (X_test.shape[0],):
+            raise ValueError(
+                f"eval_set's y_test must have shape ({X_test.shape[0]},); got "
+                f"{y_test.shape}."
+            )
+        return (
+            as_tensor(X_test, device=device, dtype=dtype),
+            as_tensor(y_test, device=device, dtype=dtype),
+        )
+
+    def _initial_weight(self, X, y, generator) -> np.ndarray:
+        n_features = X.shape[1]
+        if not isinstance(self.init, str) and not hasattr(self.init, "fit"):
+            weight = check_array(self.init, dtype=np.float64)
+            if weight.shape != (self.width, n_features):
+                raise ValueError(
+                    "init must have shape (width, n_features) = "
+                    f"({self.width}, {n_features}); got {weight.shape}."
+                )
+            return weight.copy()
+        weight = torch.randn(
+            self.width, n_features, generator=generator, dtype=torch.float64
+        ).numpy() / np.sqrt(n_features)
+        if self.init == "random":
+            return weight
+        spectral = SpectralEstimator() if self.init == "spectral" else clone(self.init)
+        directions = np.asarray(spectral.fit(X, y).directions_, dtype=np.float64)
+        directions = np.linalg.qr(directions.reshape(n_features, -1))[0]
+        coordinates = torch.randn(
+            self.width, directions.shape[1], generator=generator, dtype=torch.float64
+        ).numpy()
+        weight = weight - (weight @ directions) @ directions.T
+        return weight + coordinates @ directions.T
+
+    def predict(self, X):
+        """Predict with the trained network.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            In the floating dtype of ``X``.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        return predict_numpy(self.module_, X).astype(X.dtype, copy=False)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # A fixed second layer and the 1/m scaling restrict the model to
+        # averages of one activation (with "ones", no linear functions at
+        # all for even activations): it is a model of feature learning, not a
+        # general-purpose regressor, and need not reach R^2 > 0.5 on
+        # scikit-learn's generic regression data.
+        tags.regressor_tags.poor_score = True
+        return tags
+
+
+class _Recorder:
+    """Test loss and overlap of the network at each iteration."""
+
+    def __init__(self, module, test, directions):
+        self.module = module
+        self.test = test
+        self.directions = directions
+        self.test_loss: list[float] = []
+        self.overlap: list[float] = []
+
+    def __call__(self, iteration: int) -> None:
+        if self.test is not None:
+            X_test, y_test = self.test
+            with torch.no_grad():
+                value = 0.5 * torch.mean((self.module(X_test) - y_test) ** 2)
+            self.test_loss.append(float(value))
+        if self.directions is not None:
+            weight = self.module.weight.detach().cpu().numpy()
+            self.overlap.append(neuron_overlap(weight, self.directions))
+
+    def history(self) -> dict:
+        history = {}
+        if self.test is not None:
+            history["test_loss"] = np.array(self.test_loss)
+        if self.directions is not None:
+            history["overlap"] = np.array(self.overlap)
+        return history

@@ -1,0 +1,165 @@
+import numpy as np
+import pytest
+import torch
+
+from sklearn_pt.datasets import make_phase_retrieval
+from sklearn_pt.neural_network import FirstLayerGDRegressor, FirstLayerNetwork
+from sklearn_pt.spectral import (
+    HessianMonitor,
+    _hessian,
+    eigenvector_overlap,
+    hessian_spectrum,
+)
+
+
+def small_network(activation=torch.nn.functional.gelu, width=3, n_features=12):
+    generator = torch.Generator().manual_seed(0)
+    weight = torch.randn(width, n_features, generator=generator, dtype=torch.float64)
+    second_layer = torch.tensor([1.0, -0.5, 2.0][:width], dtype=torch.float64)
+    module = FirstLayerNetwork(weight / n_features**0.5, second_layer, activation)
+    X, y = make_phase_retrieval(80, n_features, random_state=0)
+    return module, X, y
+
+
+def reference_hessian(module, X, y):
+    """Dense Hessian by torch.autograd.functional.hessian, independently of the
+    double-backward products of the library."""
+    X_t = torch.as_tensor(X)
+    y_t = torch.as_tensor(y)
+
+    def risk(weight):
+        hidden = module.activation(X_t @ weight.T)
+        prediction = hidden @ module.second_layer / weight.shape[0]
+        return 0.5 * torch.mean((prediction - y_t) ** 2)
+
+    weight = module.weight.detach().clone()
+    hessian = torch.autograd.functional.hessian(risk, weight)
+    size = weight.numel()
+    return hessian.reshape(size, size).numpy()
+
+
+@pytest.mark.parametrize("which", ["smallest", "largest", "both"])
+def test_lanczos_eigenvalues_equal_dense_eigh(which):
+    module, X, y = small_network()
+    reference = np.linalg.eigvalsh(reference_hessian(module, X, y))
+    k = 5
+    lanczos = hessian_spectrum(module, X, y, k=k, which=which)
+    expected = {
+        "smallest": reference[:k],
+        "largest": reference[-k:],
+        "both": np.r_[reference[: k // 2], reference[-(k - k // 2) :]],
+    }[which]
+    scale = np.abs(reference).max()
+    np.testing.assert_allclose(lanczos.eigenvalues, expected, rtol=0, atol=1e-6 * scale)
+    # ... and to 1e-6 of each eigenvalue itself.
+    np.testing.assert_allclose(lanczos.eigenvalues, expected, rtol=1e-6)
+    dense = hessian_spectrum(module, X, y, k=k, which=which, method="dense")
+    np.testing.assert_allclose(dense.eigenvalues, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_dense_hessian_equals_closed_form_for_quadratic_activation():
+    # f = (1/m) sum_j a_j (w_j.x)^2: H_jk = mean_i [g_ij g_ik^T] + delta_jk
+    # (2 a_j / m) mean_i r_i x_i x_i^T with g_ij = (2 a_j / m) (w_j.x_i) x_i.
+    module, X, y = small_network(activation=torch.square, width=2, n_features=6)
+    W = module.weight.detach().numpy()
+    a = module.second_layer.numpy()
+    m, d = W.shape
+    residual = ((X @ W.T) ** 2) @ a / m - y
+    grads = (2 * a / m)[None, :, None] * (X @ W.T)[:, :, None] * X[:, None, :]
+    grads = grads.reshape(len(X), m * d)
+    expected = grads.T @ grads / len(X)
+    curvature = (X * residual[:, None]).T @ X / len(X)
+    for j in range(m):
+        expected[j * d : (j + 1) * d, j * d : (j + 1) * d] += 2 * a[j] / m * curvature
+    operator = _hessian._HessianOperator(
+        module, torch.as_tensor(X), torch.as_tensor(y), _hessian.half_squared_error
+    )
+    np.testing.assert_allclose(operator.dense(), expected, rtol=1e-10, atol=1e-12)
+
+
+def test_eigenvectors_satisfy_the_eigen_equation():
+    module, X, y = small_network()
+    result = hessian_spectrum(module, X, y, k=4, which="smallest")
+    H = reference_hessian(module, X, y)
+    for value, vector in zip(result.eigenvalues, result.eigenvectors.T, strict=True):
+        assert abs(np.linalg.norm(vector) - 1) < 1e-10
+        np.testing.assert_allclose(H @ vector, value * vector, atol=1e-7)
+
+
+def test_lanczos_never_builds_the_dense_hessian(monkeypatch):
+    def forbidden(self):
+        raise AssertionError("the dense Hessian was built")
+
+    monkeypatch.setattr(_hessian._HessianOperator, "dense", forbidden)
+    X, y = make_phase_retrieval(400, 500, random_state=0)
+    reg = FirstLayerGDRegressor(width=8, max_iter=1, random_state=0).fit(X, y)
+    result = hessian_spectrum(reg, X, y, k=2, which="largest", tol=1e-4)
+    assert result.n_params == 4000 and result.eigenvectors.shape == (4000, 2)
+
+
+def test_estimator_and_module_give_the_same_spectrum():
+    X, y = make_phase_retrieval(100, 8, random_state=0)
+    reg = FirstLayerGDRegressor(width=3, max_iter=3, random_state=0).fit(X, y)
+    from_estimator = hessian_spectrum(reg, X, y, k=3)
+    from_module = hessian_spectrum(reg.module_, X, y, k=3)
+    np.testing.assert_allclose(from_estimator.eigenvalues, from_module.eigenvalues)
+    assert from_estimator.loss == pytest.approx(reg.history_["train_loss"][-1])
+
+
+def test_results_are_reproducible_and_sorted():
+    module, X, y = small_network()
+    first = hessian_spectrum(module, X, y, k=4, random_state=3)
+    second = hessian_spectrum(module, X, y, k=4, random_state=3)
+    np.testing.assert_array_equal(first.eigenvalues, second.eigenvalues)
+    assert np.all(np.diff(first.eigenvalues) >= 0)
+
+
+def test_eigenvector_overlap_measures_the_mass_along_the_directions():
+    rng = np.random.default_rng(0)
+    d, m = 50, 4
+    theta = np.linalg.qr(rng.normal(size=(d, 1)))[0]
+    blocks = [(0, m, d)]
+    along = np.outer(rng.normal(size=m), theta[:, 0]).reshape(-1)
+    across = rng.normal(size=(m, d))
+    across -= (across @ theta) @ theta.T
+    vectors = np.column_stack([along, across.reshape(-1), along + across.reshape(-1)])
+    overlaps = eigenvector_overlap(vectors, theta, blocks)
+    expected_mixed = np.linalg.norm(along) / np.linalg.norm(vectors[:, 2])
+    np.testing.assert_allclose(overlaps, [1.0, 0.0, expected_mixed], atol=1e-12)
+    # Parameters outside the first layer count in the norm only.
+    padded = np.vstack([vectors, np.ones((3, 3))])
+    assert np.all(eigenvector_overlap(padded, theta, blocks) < overlaps + 1e-12)
+
+
+def test_overlaps_with_directions_are_returned():
+    X, y, theta = make_phase_retrieval(100, 8, random_state=0, return_directions=True)
+    reg = FirstLayerGDRegressor(width=3, max_iter=2, random_state=0).fit(X, y)
+    result = hessian_spectrum(reg, X, y, k=3, directions=theta)
+    assert result.overlaps.shape == (3,)
+    assert np.all((result.overlaps >= 0) & (result.overlaps <= 1 + 1e-12))
+
+
+def test_errors_say_what_to_do():
+    X, y = make_phase_retrieval(30, 4, random_state=0)
+    with pytest.raises(TypeError, match="Fit the estimator first"):
+        hessian_spectrum(FirstLayerGDRegressor(), X, y)
+    module, X, y = small_network(width=1, n_features=3)
+    with pytest.raises(ValueError, match="method='dense'"):
+        hessian_spectrum(module, X[:, :3], y, k=3)
+    with pytest.raises(ValueError, match="different numbers of samples"):
+        hessian_spectrum(module, X[:, :3], y[:-1], k=1)
+    frozen = torch.nn.Linear(3, 1).requires_grad_(False)
+    with pytest.raises(ValueError, match="no trainable parameters"):
+        hessian_spectrum(frozen, X[:, :3], y, k=1)
+
+
+def test_monitor_records_every_k_iterations():
+    module, X, y = small_network()
+    theta = np.eye(12)[:, :1]
+    monitor = HessianMonitor(module, X, y, every=2, k=2, directions=theta)
+    stops = [monitor(iteration, 0.0) for iteration in range(1, 6)]
+    assert stops == [False] * 5
+    assert monitor.history["iteration"] == [2, 4]
+    assert len(monitor.history["eigenvalues"]) == len(monitor.history["overlaps"]) == 2
+    expected = hessian_spectrum(module, X, y, k=2, which="smallest").eigenvalues
+    np.testing.assert_allclose(monitor.history["eigenvalues"][0], expected, rtol=1e-4)
