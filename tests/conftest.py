@@ -1,8 +1,27 @@
-"""Shared fixtures and the ``gpu`` marker."""
+"""Shared fixtures, the ``gpu`` marker and thread limits for parallel runs."""
+
+import os
 
 import numpy as np
 import pytest
 import torch
+from threadpoolctl import threadpool_limits
+
+
+def pytest_configure(config):
+    """Share the cores between pytest-xdist workers.
+
+    Each worker would otherwise start one torch and one BLAS thread per core:
+    with ``-n 2`` on two cores that oversubscribes the machine and made
+    LAPACK-heavy tests 10-50x slower. The limit is set once per worker
+    process (test infrastructure, not library behaviour: the library never
+    changes thread settings).
+    """
+    n_workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if n_workers > 1:
+        threads = max(1, (os.cpu_count() or 1) // n_workers)
+        torch.set_num_threads(threads)
+        threadpool_limits(limits=threads)
 
 
 def pytest_collection_modifyitems(config, items):
