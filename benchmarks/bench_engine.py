@@ -129,7 +129,11 @@ def main(argv=None):
     parser.add_argument(
         "--only", nargs="*", default=None, help="names to run (default: all)"
     )
+    parser.add_argument(
+        "--quick", action="store_true", help="2 repeats (for run_all.py)"
+    )
     args = parser.parse_args(argv)
+    repeats = 2 if args.quick else args.repeats
     X, y = make_data()
     names = [n for n in CANDIDATES if args.only is None or n in args.only]
     names = ["plain torch loop", *[n for n in names if n != "plain torch loop"]]
@@ -137,7 +141,7 @@ def main(argv=None):
     warnings.simplefilter("ignore")
     for name in names:  # warm-up: imports, allocator, first-call costs
         CANDIDATES[name](X, y, args.device)
-    for _ in range(args.repeats):
+    for _ in range(repeats):
         for name in names:
             start = time.perf_counter()
             CANDIDATES[name](X, y, args.device)
@@ -146,12 +150,19 @@ def main(argv=None):
     print(
         f"n={N_SAMPLES} d={N_FEATURES} width={WIDTH} epochs={EPOCHS} batch={BATCH} "
         f"device={args.device} torch={torch.__version__} "
-        f"threads={torch.get_num_threads()} repeats={args.repeats}"
+        f"threads={torch.get_num_threads()} repeats={repeats}"
     )
     print(f"{'':36s} {'median s':>9s} {'ratio':>7s}")
     for name in names:
         median = statistics.median(times[name])
         print(f"{name:36s} {median:9.3f} {median / reference:7.2f}x")
+    key = "PartiallyTrainableRegressor P=1"
+    if key in times:
+        ratio = statistics.median(times[key]) / reference
+        print(
+            f"RESULT: {key} takes {ratio:.2f}x the time of the plain torch loop "
+            f"({args.device})"
+        )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,20 @@ theory
     Pure functions for the papers' formulas.
 kernels
     Limit kernels, random features and ridge leverage scores.
+datasets
+    Synthetic data of the papers: index models, phase retrieval,
+    compositional targets.
+feature_extraction
+    Learned features as transformers (two steps of GD).
+linear_model
+    The spectral estimator of phase retrieval and multi-index models.
+spectral
+    Weight and Hessian spectra.
+model_selection
+    Sweeps over the trainable proportion and the sample ratio, and their
+    displays.
+experiments
+    Reproductions of the papers' figures (``sklearn-pt reproduce``).
 """
 
 __version__ = "0.1.0.dev0"

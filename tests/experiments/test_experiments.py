@@ -1,0 +1,155 @@
+"""The reproductions' pure helpers, result type, and what they report.
+
+The experiments run at the hidden ``tiny`` scale: the tests check that the
+summaries and metrics agree with the raw table, recomputed independently,
+not the papers' claims (those need ``--scale small`` or larger).
+"""
+
+import csv
+import math
+
+import numpy as np
+import pytest
+
+from sklearn_pt.experiments import (
+    EXPERIMENTS,
+    SCALES,
+    ExperimentResult,
+    run_feature_learning,
+    run_partial,
+    run_two_step,
+)
+from sklearn_pt.experiments._common import resolve_seeds, select_preset
+from sklearn_pt.experiments._deep import DEEP_PRESETS
+from sklearn_pt.experiments._feature_learning import (
+    FEATURE_LEARNING_PRESETS,
+    crossing,
+)
+from sklearn_pt.experiments._partial import (
+    PARTIAL_PRESETS,
+    captured_fraction,
+    proportion_capturing,
+)
+from sklearn_pt.experiments._two_step import TWO_STEP_PRESETS
+
+
+@pytest.fixture(scope="module")
+def partial_tiny():
+    return run_partial(scale="tiny", progress=False)
+
+
+def test_every_experiment_has_every_public_scale():
+    for presets in (
+        PARTIAL_PRESETS,
+        DEEP_PRESETS,
+        TWO_STEP_PRESETS,
+        FEATURE_LEARNING_PRESETS,
+    ):
+        assert set(SCALES) <= set(presets)
+    assert list(EXPERIMENTS) == ["partial", "deep", "two-step", "feature-learning"]
+
+
+def test_deep_paper_scale_goes_from_depth_2_to_15():
+    depths = DEEP_PRESETS["paper"].depths
+    assert min(depths) == 2 and max(depths) == 15
+
+
+def test_select_preset_and_resolve_seeds_name_the_fix():
+    with pytest.raises(ValueError, match=r"scale must be one of 'small'.*got 'big'"):
+        select_preset(PARTIAL_PRESETS, "big")
+    with pytest.raises(ValueError, match="seeds must be a positive int"):
+        resolve_seeds(0, 3)
+    assert resolve_seeds(None, 2) == (0, 1)
+
+
+def test_captured_fraction_and_proportion_capturing_against_a_loop():
+    rng = np.random.default_rng(0)
+    proportions = np.array([0.0, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0])
+    for _ in range(20):
+        errors = np.sort(rng.uniform(0.1, 1.0, size=proportions.size))[::-1]
+        errors = errors + rng.uniform(0, 0.05, size=errors.size)  # not monotone
+        drop = errors[0] - errors[-1]
+        expected = np.nan
+        for p, e in zip(proportions, errors, strict=True):
+            if drop > 0 and (errors[0] - e) >= 0.9 * drop:
+                expected = p
+                break
+        got = proportion_capturing(proportions, errors)
+        assert (math.isnan(got) and math.isnan(expected)) or got == expected
+    assert np.isnan(captured_fraction([0.1, 0.2, 0.3])).all()
+
+
+def test_crossing_interpolates_between_grid_points():
+    assert crossing([1.0, 2.0, 3.0], [0.0, 0.0, 1.0]) == pytest.approx(2.5)
+    assert crossing([1.0, 2.0], [0.5, 1.0]) == 1.0
+    # a dip after the first crossing does not move it
+    assert crossing([1.0, 2.0, 3.0, 4.0], [0.0, 1.0, 0.25, 1.0]) == 1.5
+    assert math.isnan(crossing([1.0, 2.0], [0.0, 0.25]))
+
+
+def test_result_writes_csv_with_missing_numbers_marked(tmp_path):
+    result = ExperimentResult(
+        "demo", "Demo", ("a", "b"), [(1, None), (2, float("nan"))], None, "s", {}, {}, 0
+    )
+    result.write_csv(tmp_path / "demo.csv")
+    with open(tmp_path / "demo.csv", newline="") as handle:
+        assert list(csv.reader(handle)) == [["a", "b"], ["1", ""], ["2", "nan"]]
+
+
+def test_partial_metrics_agree_with_the_table(partial_tiny):
+    result = partial_tiny
+    for tau in (1.0, 10.0):
+        rows = [r for r in result.rows if r[0] == tau]
+        proportions = sorted({r[1] for r in rows})
+        means = [np.mean([r[3] for r in rows if r[1] == p]) for p in proportions]
+        expected = proportion_capturing(proportions, means)
+        got = result.metrics[f"p90_tau{tau:g}"]
+        assert (math.isnan(got) and math.isnan(expected)) or got == expected
+        assert f"{got:.3g} (init_scale {tau:g})" in result.summary
+    # theory: kappa_P^alpha = 0.1 kappa0^alpha + 0.9 kappa1^alpha, solved by hand
+    d, tau = 5, 10.0
+    alpha, kappa0 = (d + 2) / (d - 1), 4 * math.sqrt(2) * tau * (d + 1) / d
+    kappa = (0.1 * kappa0**alpha + 0.9) ** (1 / alpha)
+    expected = (1 / kappa - 1 / kappa0) / (1 - 1 / kappa0)
+    assert result.metrics["p90_theory_tau10"] == pytest.approx(expected, rel=1e-12)
+
+
+def test_partial_figure_has_labelled_axes_and_legends(partial_tiny):
+    for ax in partial_tiny.figure.axes:
+        assert ax.get_xlabel() == "trainable proportion P"
+        assert ax.get_ylabel()
+        assert ax.get_legend() is not None
+
+
+def test_two_step_predictions_follow_the_formula():
+    result = run_two_step(scale="tiny", progress=False)
+    rows = [dict(zip(result.columns, row, strict=True)) for row in result.rows]
+    counts = [r for r in rows if r["quantity"] == "added_outliers"]
+    assert counts
+    for row in counts:
+        ratio = row["alpha2"] / (0.5 - row["alpha1"])
+        assert row["predicted"] == math.floor(ratio + 1e-9)
+    match = np.mean([r["measured"] == r["predicted"] for r in counts])
+    assert result.metrics["count_match_rate"] == match
+    alignment = [r for r in rows if r["quantity"] == "he3_alignment"]
+    assert {r["batch"] for r in alignment} == {"reuse", "fresh"}
+    assert all(0 <= r["measured"] <= 1 for r in alignment)
+    steps = [r for r in rows if r["quantity"] == "outliers"]
+    assert [r["step"] for r in steps] == [0, 1, 2]
+    assert steps[0]["predicted"] == 0 and steps[1]["predicted"] == 1
+
+
+def test_feature_learning_successes_and_crossings_agree_with_the_table():
+    result = run_feature_learning(scale="tiny", progress=False)
+    rows = [dict(zip(result.columns, row, strict=True)) for row in result.rows]
+    assert all(r["success"] == (r["overlap"] > 0.5) for r in rows)
+    for method in ("quadratic", "GeLU", "spectral"):
+        mine = [r for r in rows if r["method"] == method]
+        deltas = sorted({r["delta"] for r in mine})
+        rates = [
+            np.mean([r["success"] for r in mine if r["delta"] == d]) for d in deltas
+        ]
+        expected = crossing(deltas, rates)
+        got = result.metrics[f"crossing_{method}"]
+        assert (math.isnan(got) and math.isnan(expected)) or got == expected
+        assert method in result.summary

@@ -1,0 +1,178 @@
+"""The ``sklearn-pt`` command line: ``info``, ``reproduce`` and usage errors.
+
+The reproductions run at the hidden ``--scale tiny`` (about a second per
+experiment): ``--scale small`` takes about a minute for the four (9-19 s
+each on two CPU cores), too long for the suite. ``tiny`` checks the pipeline
+(files, columns, summaries), not the papers' claims.
+"""
+
+import csv
+import re
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import sklearn_pt
+from sklearn_pt._cli import main
+from sklearn_pt.experiments import EXPERIMENTS, run_partial
+
+PARTIAL_COLUMNS = [
+    "init_scale",
+    "trainable_proportion",
+    "seed",
+    "train_mse",
+    "test_mse",
+    "theory_bound",
+    "theory_fraction",
+]
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+NUMBER = re.compile(r"\d+\.\d+")
+
+
+def read_csv(path):
+    with open(path, newline="") as handle:
+        rows = list(csv.reader(handle))
+    return rows[0], rows[1:]
+
+
+def test_info_prints_versions_device_and_threads(capsys):
+    assert main(["info"]) == 0
+    out = capsys.readouterr().out
+    fields = dict(line.split(":", 1) for line in out.splitlines())
+    fields = {key: value.strip() for key, value in fields.items()}
+    assert fields["sklearn_pt"] == sklearn_pt.__version__
+    assert fields["torch"].startswith(torch.__version__)
+    for name in ("scikit-learn", "numpy", "python"):
+        assert re.match(r"\d+\.\d+", fields[name]), name
+    assert fields["cuda available"] == ("yes" if torch.cuda.is_available() else "no")
+    assert fields["torch threads"] == str(torch.get_num_threads())
+    assert fields["torch interop threads"] == str(torch.get_num_interop_threads())
+
+
+def test_reproduce_partial_writes_figure_table_and_summary(tmp_path, capsys):
+    status = main(["reproduce", "partial", "--scale", "tiny", "--out", str(tmp_path)])
+    assert status == 0
+    assert (tmp_path / "partial.png").read_bytes()[:8] == PNG_SIGNATURE
+    header, rows = read_csv(tmp_path / "partial.csv")
+    assert header == PARTIAL_COLUMNS
+    # tiny: 2 init scales x 3 proportions x 1 seed, every cell a number
+    assert len(rows) == 6
+    assert {float(row[0]) for row in rows} == {1.0, 10.0}
+    assert all(float(value) >= 0 for row in rows for value in row[3:])
+    summary = (tmp_path / "partial.md").read_text()
+    assert "P capturing 90% of the training-error drop" in summary
+    assert NUMBER.search(summary.split("drop", 1)[1])
+    captured = capsys.readouterr()
+    assert "partial:" in captured.out and "P capturing 90%" in captured.out
+    # the progress bar, on by default, on stderr
+    assert "6/6" in captured.err
+
+
+def test_quiet_prints_no_progress_bar(tmp_path, capsys):
+    args = ["reproduce", "partial", "--scale", "tiny", "--out", str(tmp_path)]
+    assert main([*args, "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert "fit/s" not in captured.out and "%|" not in captured.out
+    assert (tmp_path / "partial.md").exists()
+
+
+def test_reproduce_all_writes_every_experiment(tmp_path, capsys):
+    args = ["reproduce", "all", "--scale", "tiny", "--quiet", "--out", str(tmp_path)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    for name in EXPERIMENTS:
+        assert (tmp_path / f"{name}.png").read_bytes()[:8] == PNG_SIGNATURE
+        header, rows = read_csv(tmp_path / f"{name}.csv")
+        assert rows and all(len(row) == len(header) for row in rows)
+        markdown = (tmp_path / f"{name}.md").read_text()
+        assert markdown.startswith("# ") and NUMBER.search(markdown)
+        assert f"{name}: " in out
+    assert re.search(r"^all: \d+\.\d s$", out, flags=re.MULTILINE)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["reproduce", "everything"], "invalid choice: 'everything'"),
+        (["reproduce", "partial", "--scale", "huge"], "invalid scale 'huge'"),
+        (["reproduce", "partial", "--device", "tpu"], "invalid choice: 'tpu'"),
+        (["reproduce", "partial", "--seeds", "0"], "positive number of seeds"),
+        (["reproduce", "partial", "--n-jobs", "0"], "nonzero number"),
+        (["reproduce", "partial", "--threads", "-1"], "number of threads >= 0"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+        ([], "required: COMMAND"),
+    ],
+)
+def test_argument_errors_exit_2_with_a_message(args, message, capsys):
+    assert main(args) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_scale_error_names_the_public_scales_only(capsys):
+    main(["reproduce", "partial", "--scale", "huge"])
+    err = capsys.readouterr().err
+    assert "small, medium, paper" in err and "tiny" not in err
+
+
+def test_missing_cuda_is_a_usage_error_that_says_the_fix(no_cuda, tmp_path, capsys):
+    args = ["reproduce", "partial", "--device", "cuda", "--out", str(tmp_path)]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "CUDA is not available" in err and "--device cpu" in err
+    assert not any(tmp_path.iterdir())
+
+
+def test_python_dash_m_runs_the_same_command():
+    completed = subprocess.run(
+        [sys.executable, "-m", "sklearn_pt", "reproduce", "partial", "--scale", "x"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.returncode == 2
+    assert "invalid scale 'x'" in completed.stderr
+    assert completed.stderr.startswith("usage: sklearn-pt reproduce")
+
+
+def test_cli_scales_are_the_experiments_scales():
+    # _cli keeps its own copy so that parsing does not import torch
+    from sklearn_pt import _cli
+    from sklearn_pt.experiments import SCALES
+    from sklearn_pt.experiments._common import TEST_SCALE
+
+    assert _cli._VISIBLE_SCALES == SCALES
+    assert _cli._TEST_SCALE == TEST_SCALE
+
+
+def test_unwritable_out_fails_before_running(tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    args = ["reproduce", "partial", "--scale", "tiny", "--out", str(blocker / "sub")]
+    assert main(args) == 2
+    captured = capsys.readouterr()
+    assert "--out" in captured.err and captured.out == ""
+
+
+@pytest.mark.parametrize("threads, expected", [("1", 1), ("0", None)])
+def test_threads_apply_to_the_runs_and_are_restored(
+    threads, expected, tmp_path, monkeypatch
+):
+    seen = []
+
+    def recording_run(**kwargs):
+        seen.append(torch.get_num_threads())
+        return run_partial(**kwargs)
+
+    monkeypatch.setitem(EXPERIMENTS, "partial", recording_run)
+    original = torch.get_num_threads()
+    torch.set_num_threads(2)  # differs from --threads 1; restored below
+    try:
+        args = ["reproduce", "partial", "--scale", "tiny", "--quiet", "--out"]
+        assert main([*args, str(tmp_path), "--threads", threads]) == 0
+        assert seen == [2 if expected is None else expected]
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(original)
