@@ -1,6 +1,9 @@
-"""The phase transition in the trainable proportion P, for two init scales.
+"""
+The phase transition in the trainable proportion P, for two init scales
+=======================================================================
 
-Training (and test) error of :class:`PartiallyTrainableRegressor` against the
+Training (and test) error of
+:class:`~sklearn_pt.neural_network.PartiallyTrainableRegressor` against the
 proportion ``P`` of trainable hidden neurons, for ``init_scale`` (tau) 1 and
 10, averaged over three seeds (bands: one standard deviation).
 
@@ -15,12 +18,15 @@ always off receive no gradient and never move, so at this training budget a
 large ``tau`` wastes trainable neurons too.
 
 Run with ``python examples/plot_phase_transition.py [--out DIR]`` (a few
-minutes on a laptop CPU); it writes ``phase_transition.png`` and prints, for
+minutes on a laptop CPU; ``SKLEARN_PT_EXAMPLE_SCALE=small`` runs a reduced
+version, width 64 and two seeds, in seconds); it writes
+``phase_transition.png`` and prints, for
 each tau, the smallest P on the grid that captures 90% of the training-error
 drop from P=0 to P=1.
 """
 
 import argparse
+import os
 import warnings
 from pathlib import Path
 
@@ -35,19 +41,24 @@ from sklearn.model_selection import train_test_split
 from sklearn_pt.model_selection import PhaseTransitionDisplay
 from sklearn_pt.neural_network import PartiallyTrainableRegressor
 
-parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+SMALL = os.environ.get("SKLEARN_PT_EXAMPLE_SCALE") == "small"
+parser = argparse.ArgumentParser(description=__doc__.strip().split("\n")[0])
 parser.add_argument("--out", default=".", help="folder for the figure")
-parser.add_argument("--width", type=int, default=256)
+parser.add_argument("--width", type=int, default=64 if SMALL else 256)
 args = parser.parse_args()
 warnings.simplefilter("ignore", ConvergenceWarning)
 
-proportions = np.array([0.0, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0])
-seeds = (0, 1, 2)
+if SMALL:
+    proportions = np.array([0.0, 0.05, 0.2, 1.0])
+    seeds, n_samples, max_iter = (0, 1), 600, 100
+else:
+    proportions = np.array([0.0, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0])
+    seeds, n_samples, max_iter = (0, 1, 2), 1200, 200
 
 
 def data(seed):
     rng = np.random.default_rng(seed)
-    X = rng.normal(size=(1200, 5))
+    X = rng.normal(size=(n_samples, 5))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     y = np.sin(4 * X[:, 0]) * np.cos(3 * X[:, 1]) + X[:, 2] ** 2
     return train_test_split(X, y, random_state=seed)
@@ -65,7 +76,7 @@ for init_scale in (1.0, 10.0):
                 trainable_proportion=proportion,
                 init_scale=init_scale,
                 learning_rate_init=1e-2,
-                max_iter=200,
+                max_iter=max_iter,
                 alpha=0.0,
                 random_state=seed,
             ).fit(X_train, y_train)
@@ -81,7 +92,9 @@ for init_scale in (1.0, 10.0):
     PhaseTransitionDisplay.from_results(
         proportions, train, test, label=f"tau={init_scale:g}", ax=ax, log_x=True
     )
-ax.set_title(f"Phase transition in P (width {args.width}, 3 seeds; dashed: test)")
+ax.set_title(
+    f"Phase transition in P (width {args.width}, {len(seeds)} seeds; dashed: test)"
+)
 fig.tight_layout()
 out = Path(args.out)
 out.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,6 @@
-"""Spectrum of the first-layer weights after two gradient steps.
+"""
+Spectrum of the first-layer weights after two gradient steps
+============================================================
 
 Moniri and Hassani (2026) predict that, with step sizes ``eta_i = c_i N^alpha_i``,
 the second gradient step adds ``spike_count(alpha1, alpha2)`` outliers to the
@@ -15,14 +17,17 @@ first step (Ba et al., 2022). This script
    ``He_3`` target for reused and fresh batches;
 
 and prints measured against predicted counts. The defaults run in well under a
-minute on two CPU cores. ``--sizes 1000,2000,4000 --device cuda`` repeats the
-count sweep at larger widths, to show the trend over ``N``.
+minute on two CPU cores (``SKLEARN_PT_EXAMPLE_SCALE=small``: ``N = 150`` and
+a smaller alignment panel, in seconds). ``--sizes 1000,2000,4000 --device
+cuda`` repeats the count sweep at larger widths, to show the trend over ``N``.
 
 Run ``python examples/plot_two_step_spectrum.py --help`` for the options.
 """
 
 import argparse
+import os
 import time
+from pathlib import Path
 
 import matplotlib
 
@@ -38,6 +43,9 @@ from sklearn_pt.theory import spike_count
 ALPHA1 = (0.1, 0.25, 0.375)
 ALPHA2 = (0.05, 0.2, 0.35, 0.45)
 CONSTANTS = (2.0, 2.0)
+SMALL = os.environ.get("SKLEARN_PT_EXAMPLE_SCALE") == "small"
+# N = n and d of the He_3 alignment panel
+ALIGNMENT_SIZES = (300, 75) if SMALL else (600, 150)
 
 
 def added_outliers(N, alpha1, alpha2, seed, *, link="tanh", device="cpu"):
@@ -96,10 +104,10 @@ def alignment(seeds, device):
     for batch in result:
         for seed in range(seeds):
             X, y, theta = make_single_index(
-                600, 150, link="he3", random_state=seed, return_directions=True
+                *ALIGNMENT_SIZES, link="he3", random_state=seed, return_directions=True
             )
             features = TwoStepFeatures(
-                hidden_layer_sizes=600,
+                hidden_layer_sizes=ALIGNMENT_SIZES[0],
                 step_size_exponents=(0.375, 0.45),
                 step_size_constants=CONSTANTS,
                 batch=batch,
@@ -112,14 +120,17 @@ def alignment(seeds, device):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.strip().split("\n")[0])
     parser.add_argument(
-        "--N", type=int, default=400, help="width = n = d of panels 1-2"
+        "--N",
+        type=int,
+        default=150 if SMALL else 400,
+        help="width = n = d of panels 1-2",
     )
     parser.add_argument("--sizes", default=None, help="comma-separated widths to sweep")
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--output", default="two_step_spectrum.png")
+    parser.add_argument("--out", default=".", help="folder for the figure")
     parser.add_argument("--show", action="store_true")
     args = parser.parse_args()
     sizes = [int(v) for v in args.sizes.split(",")] if args.sizes else [args.N]
@@ -178,7 +189,7 @@ def main():
     fig.colorbar(image, ax=axes[1, 1], shrink=0.8)
 
     # 3. Alignment with an He_3 direction, reused vs fresh batch.
-    aligned = alignment(max(args.seeds, 8), args.device)
+    aligned = alignment(max(args.seeds, 3 if SMALL else 8), args.device)
     ax = axes[1, 2]
     for k, (batch, values) in enumerate(aligned.items()):
         ax.scatter(np.full(values.size, k), values, color=f"C{k}", zorder=3)
@@ -187,14 +198,20 @@ def main():
             f"He_3 alignment, batch={batch!r}: {np.round(values, 3)}, "
             f"mean {values.mean():.3f}"
         )
-    ax.axhline(1 / np.sqrt(150), color="0.4", ls="--", label="1/sqrt(d)")
+    n_align, d_align = ALIGNMENT_SIZES
+    ax.axhline(1 / np.sqrt(d_align), color="0.4", ls="--", label="1/sqrt(d)")
     ax.set_xticks([0, 1], list(aligned))
     ax.set_ylabel("max |cos(v_i, theta)|, top 3 vectors")
-    ax.set_title("He_3 target, N = n = 600, d = 150\n(alpha1, alpha2) = (0.375, 0.45)")
+    ax.set_title(
+        f"He_3 target, N = n = {n_align}, d = {d_align}\n"
+        "(alpha1, alpha2) = (0.375, 0.45)"
+    )
     ax.legend()
 
-    fig.savefig(args.output, dpi=110)
-    print(f"figure saved to {args.output}")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out / "two_step_spectrum.png", dpi=110)
+    print(f"wrote {out / 'two_step_spectrum.png'}")
     if args.show:
         plt.switch_backend("TkAgg")
         plt.show()
