@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from numbers import Integral, Real
 
@@ -9,6 +10,8 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.utils import Bunch
+
+from ..exceptions import DivergenceError
 
 __all__ = ["estimator_overlap", "sample_ratio_curve"]
 
@@ -51,16 +54,24 @@ def _random_state_name(estimator) -> str | None:
     return max(names, key=lambda n: n.count("__")) if names else None
 
 
-def _one_run(estimator, make_data, n_samples, n_features, seed, overlap, success):
+def _one_run(
+    estimator, make_data, n_samples, n_features, seed, overlap, success, error_score
+):
+    """``(overlap, succeeded, diverged)`` of one fit."""
     X, y, directions = make_data(n_samples, n_features, random_state=seed)
     model = clone(estimator)
     name = _random_state_name(model)
     if name is not None:
         model.set_params(**{name: seed})
-    model.fit(X, y)
+    try:
+        model.fit(X, y)
+    except DivergenceError:
+        if error_score == "raise":
+            raise
+        return float(error_score), False, True
     value = float(overlap(model, directions))
     succeeded = bool(success(model, directions)) if callable(success) else None
-    return value, succeeded
+    return value, succeeded, False
 
 
 def sample_ratio_curve(
@@ -74,6 +85,7 @@ def sample_ratio_curve(
     overlap: Callable | None = None,
     n_jobs: int | None = None,
     random_state: int | None = 0,
+    error_score: str | float = "raise",
     verbose: int = 0,
 ) -> Bunch:
     """Success rate (and mean overlap) of feature learning against delta = n/d.
@@ -120,8 +132,9 @@ def sample_ratio_curve(
     result : :class:`~sklearn.utils.Bunch`
         ``deltas`` (n_deltas,), ``n_samples`` (n_deltas,), ``overlaps``
         (n_deltas, n_repeats), ``successes`` (n_deltas, n_repeats) of bool,
-        ``success_rate`` (n_deltas,), ``mean_overlap`` (n_deltas,) and
-        ``seeds`` (n_repeats,).
+        ``success_rate`` (n_deltas,), ``mean_overlap`` (n_deltas,),
+        ``diverged`` (n_deltas, n_repeats) of bool and ``seeds``
+        (n_repeats,).
 
     See Also
     --------
@@ -160,6 +173,11 @@ def sample_ratio_curve(
             "success must be a float (an overlap threshold) or a callable "
             f"success(estimator, directions) -> bool; got {success!r}."
         )
+    if not (error_score == "raise" or isinstance(error_score, Real)):
+        raise ValueError(
+            "error_score must be 'raise' or a number (the overlap recorded for a "
+            f"diverged fit, e.g. 0.0); got {error_score!r}."
+        )
     if random_state is not None and not isinstance(random_state, Integral):
         raise ValueError(f"random_state must be an int or None; got {random_state!r}.")
     overlap = estimator_overlap if overlap is None else overlap
@@ -168,16 +186,33 @@ def sample_ratio_curve(
     n_samples = np.maximum(np.round(deltas * n_features).astype(int), 1)
     runs = Parallel(n_jobs=n_jobs, verbose=verbose)(
         delayed(_one_run)(
-            estimator, make_data, int(n), n_features, seed, overlap, success
+            estimator,
+            make_data,
+            int(n),
+            n_features,
+            seed,
+            overlap,
+            success,
+            error_score,
         )
         for n in n_samples
         for seed in seeds
     )
-    overlaps = np.array([value for value, _ in runs]).reshape(len(deltas), n_repeats)
+    shape = (len(deltas), n_repeats)
+    overlaps = np.array([run[0] for run in runs]).reshape(shape)
+    diverged = np.array([run[2] for run in runs]).reshape(shape)
     if callable(success):
-        successes = np.array([s for _, s in runs]).reshape(len(deltas), n_repeats)
+        successes = np.array([bool(run[1]) for run in runs]).reshape(shape)
     else:
-        successes = overlaps > success
+        successes = (overlaps > success) & ~diverged
+    if diverged.any():
+        warnings.warn(
+            f"{int(diverged.sum())} of {diverged.size} fits diverged and were "
+            f"recorded as failures with overlap {error_score}; lower the "
+            "estimator's learning rate to avoid it.",
+            UserWarning,
+            stacklevel=2,
+        )
     return Bunch(
         deltas=deltas,
         n_samples=n_samples,
@@ -185,5 +220,6 @@ def sample_ratio_curve(
         successes=successes,
         success_rate=successes.mean(axis=1),
         mean_overlap=overlaps.mean(axis=1),
+        diverged=diverged,
         seeds=np.array(seeds),
     )

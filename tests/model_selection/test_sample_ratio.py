@@ -7,6 +7,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from sklearn_pt.datasets import make_phase_retrieval
+from sklearn_pt.exceptions import DivergenceError
 from sklearn_pt.linear_model import SpectralEstimator
 from sklearn_pt.model_selection import estimator_overlap, sample_ratio_curve
 from sklearn_pt.neural_network import FirstLayerGDRegressor, neuron_overlap
@@ -89,3 +90,32 @@ def test_errors_say_what_to_do():
         kwargs = dict(deltas=[1.0], n_features=5, n_repeats=1) | bad
         with pytest.raises(ValueError, match=match):
             sample_ratio_curve(SpectralEstimator(), phase_retrieval, **kwargs)
+
+
+def test_diverged_fits_raise_or_count_as_failures():
+    # A step far above the stable ~0.04 * width of the quadratic activation.
+    diverging = FirstLayerGDRegressor(2, activation="quadratic", learning_rate=50.0)
+    kwargs = dict(deltas=[1.0, 4.0], n_features=20, n_repeats=2)
+    with pytest.raises(DivergenceError, match="learning_rate"):
+        sample_ratio_curve(diverging, phase_retrieval, **kwargs)
+    with pytest.warns(UserWarning, match="4 of 4 fits diverged"):
+        curve = sample_ratio_curve(
+            diverging, phase_retrieval, error_score=0.0, **kwargs
+        )
+    assert curve.diverged.all()
+    np.testing.assert_array_equal(curve.overlaps, 0.0)
+    np.testing.assert_array_equal(curve.success_rate, [0.0, 0.0])
+    stable = FirstLayerGDRegressor(2, activation="quadratic", learning_rate=0.05)
+    curve = sample_ratio_curve(stable, phase_retrieval, error_score=0.0, **kwargs)
+    assert not curve.diverged.any()
+
+
+def test_error_score_is_checked():
+    with pytest.raises(ValueError, match="error_score must be 'raise' or a number"):
+        sample_ratio_curve(
+            SpectralEstimator(),
+            phase_retrieval,
+            deltas=[1.0],
+            n_features=5,
+            error_score="ignore",
+        )
