@@ -6,6 +6,7 @@ pinned in ``pyproject.toml``.
 """
 
 from sklearn.base import _fit_context
+from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import (
     HasMethods,
     Interval,
@@ -21,6 +22,7 @@ __all__ = [
     "InvalidParameterError",
     "StrOptions",
     "_fit_context",
+    "_safe_indexing",
     "validate_data",
     "validate_params",
 ]

@@ -19,7 +19,13 @@ def test_matches_validation_curve_per_seed():
     reg = PartiallyTrainableRegressor(**FAST)
     cv = KFold(3)
     train, test = proportion_curve(
-        reg, X, y, proportions=[0.0, 0.5, 1.0], cv=cv, random_states=[0, 7]
+        reg,
+        X,
+        y,
+        proportions=[0.0, 0.5, 1.0],
+        cv=cv,
+        random_states=[0, 7],
+        strategy="sequential",
     )
     assert train.shape == test.shape == (3, 2, 3)
     for j, seed in enumerate([0, 7]):
@@ -55,7 +61,7 @@ def test_bad_arguments():
     X, y = make_sphere_regression(n_samples=30)
     reg = PartiallyTrainableRegressor(**FAST)
     with pytest.raises(ValueError, match="strategy must be"):
-        proportion_curve(reg, X, y, strategy="batched")
+        proportion_curve(reg, X, y, strategy="parallel")
     with pytest.raises(ValueError, match="at least one seed"):
         proportion_curve(reg, X, y, random_states=[])
     from sklearn.kernel_ridge import KernelRidge

@@ -1,0 +1,148 @@
+"""Batched proportion sweep against sequential fits.
+
+One phase-transition sweep: a 16-point grid of trainable proportions P in
+[0, 1], one seed, ``PartiallyTrainableRegressor`` of width 512 on d=20,
+n=4000 (float32, Adam, batch 200), 2-fold cross-validation, every fit running
+exactly ``--max-iter`` epochs (``tol=0``, ``n_iter_no_change`` above
+``max_iter``). Timed, in one process and interleaved repeat by repeat:
+
+* ``sequential``: ``proportion_curve(strategy="sequential")``, the reference
+  (one fit per P and split, through ``validation_curve``);
+* ``GridSearchCV``: the same fits through
+  :class:`~sklearn.model_selection.GridSearchCV` over ``trainable_proportion``
+  with the same cv;
+* ``batched``: ``proportion_curve(strategy="batched")`` (one stacked model of
+  16 networks per split).
+
+It checks first that the batched and sequential test scores agree, then prints
+the median wall time of each and its speed-up over the sequential reference.
+
+Run by hand (not in CI)::
+
+    python benchmarks/bench_sweep.py [--device cpu|cuda] [--repeats 3]
+        [--max-iter 10] [--width 512] [--quick]
+
+Set ``OMP_NUM_THREADS=1`` to compare on one thread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+import warnings
+
+import numpy as np
+import torch
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import GridSearchCV, KFold
+
+from sklearn_pt.model_selection import proportion_curve
+from sklearn_pt.neural_network import PartiallyTrainableRegressor
+
+N_SAMPLES, N_FEATURES, N_PROPORTIONS = 4000, 20, 16
+
+
+def make_data(n_samples: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_samples, N_FEATURES)).astype(np.float32)
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2]
+    return X, y.astype(np.float32)
+
+
+def make_estimator(
+    max_iter: int, device: str, width: int
+) -> PartiallyTrainableRegressor:
+    return PartiallyTrainableRegressor(
+        (width,),
+        learning_rate_init=1e-3,
+        max_iter=max_iter,
+        tol=0.0,
+        n_iter_no_change=max_iter + 1,
+        random_state=0,
+        device=device,
+    )
+
+
+def sweep(strategy, X, y, proportions, cv, max_iter, device, width):
+    return proportion_curve(
+        make_estimator(max_iter, device, width),
+        X,
+        y,
+        proportions=proportions,
+        cv=cv,
+        random_states=[0],
+        strategy=strategy,
+    )
+
+
+def grid_search(X, y, proportions, cv, max_iter, device, width):
+    search = GridSearchCV(
+        make_estimator(max_iter, device, width),
+        {"trainable_proportion": list(proportions)},
+        cv=cv,
+        refit=False,
+    )
+    return search.fit(X, y)
+
+
+def timed(function, *args) -> float:
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    function(*args)
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--max-iter", type=int, default=10)
+    parser.add_argument("--width", type=int, default=512)
+    parser.add_argument(
+        "--quick", action="store_true", help="3 epochs, one repeat (a smoke run)"
+    )
+    args = parser.parse_args()
+    repeats, max_iter = (1, 3) if args.quick else (args.repeats, args.max_iter)
+    warnings.simplefilter("ignore", ConvergenceWarning)
+
+    X, y = make_data(N_SAMPLES)
+    proportions = np.linspace(0.0, 1.0, N_PROPORTIONS)
+    cv = KFold(2, shuffle=True, random_state=0)
+    common = (X, y, proportions, cv, max_iter, args.device, args.width)
+    print(
+        f"{N_PROPORTIONS} proportions x 1 seed x {cv.get_n_splits()} splits, "
+        f"width {args.width}, d={N_FEATURES}, n={N_SAMPLES}, "
+        f"{max_iter} epochs of Adam, "
+        f"device={args.device}, torch threads={torch.get_num_threads()}"
+    )
+
+    _, batched_test = sweep("batched", *common)  # also warms up
+    _, sequential_test = sweep("sequential", *common)
+    difference = np.abs(batched_test - sequential_test).max()
+    print(f"max |test score batched - sequential| = {difference:.2e}")
+
+    runs = {
+        "sequential": lambda: sweep("sequential", *common),
+        "GridSearchCV": lambda: grid_search(*common),
+        "batched": lambda: sweep("batched", *common),
+    }
+    times = {name: [] for name in runs}
+    for _ in range(repeats):
+        for name, run in runs.items():
+            times[name].append(timed(run))
+    reference = statistics.median(times["sequential"])
+    print(f"{'method':<14}{'median s':>10}{'speed-up':>10}")
+    for name, values in times.items():
+        median = statistics.median(values)
+        print(f"{name:<14}{median:>10.3f}{reference / median:>9.1f}x")
+    ratio = reference / statistics.median(times["batched"])
+    print(f"RESULT: batched {ratio:.1f}x faster than sequential ({args.device})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,655 @@
+"""Batched sweeps: all configurations of a proportion grid trained as one model.
+
+:func:`fit_batched` fits ``K`` :class:`PartiallyTrainableRegressor` clones that
+differ only in ``trainable_proportion`` and ``random_state`` as one
+:class:`~sklearn_pt.nn._batched.BatchedPartiallyTrainableMLP`, and returns them
+fitted as if each had been fitted on its own. :func:`batched_validation_curves`
+uses it for :func:`~sklearn_pt.model_selection.proportion_curve`
+(``strategy="batched"``).
+
+Equivalence with sequential fits
+--------------------------------
+:func:`train_batched` reproduces :func:`sklearn_pt._engine.train_module` model
+by model: the same initial weights and trainable neurons (each network is built
+by :class:`~sklearn_pt.nn.PartiallyTrainableMLP` from its own generator, as in
+``fit``), the same mini-batch order (one permutation per epoch drawn from each
+network's generator), the same optimiser (torch's SGD and Adam are elementwise,
+so one optimiser on stacked tensors is ``K`` independent ones; the weight decay
+``alpha / n`` is applied to the weight matrices only), the same loss curve, the
+same ``tol``/``n_iter_no_change`` stopping rule per network and the same
+divergence checks. A stopped network's weights are kept fixed, and so are
+frozen rows (restored after each step, bitwise). What differs is the order of
+floating-point operations inside the batched matrix products, so results agree
+to rounding: about 1e-12 relative in float64.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from sklearn.base import clone
+from sklearn.exceptions import FitFailedWarning
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import check_cv
+from sklearn.utils import indexable
+
+from .._compat import _safe_indexing, validate_data
+from .._engine import (
+    _BLOW_UP_FACTOR,
+    _FINAL_RISE_FACTOR,
+    _PREDICT_CHUNK_ROWS,
+    TrainingResult,
+    _divergence_message,
+    _fused_supported,
+    as_tensor,
+    half_squared_error,
+    make_generator,
+    resolve_device,
+    resolve_dtype,
+)
+from ..exceptions import ConvergenceWarning, DivergenceError
+from ..neural_network import PartiallyTrainableRegressor
+from ..neural_network._partial import (
+    _check_hidden_layer_sizes,
+    _check_trainable_proportion,
+)
+from ..nn import PartiallyTrainableMLP
+from ..nn._batched import BatchedPartiallyTrainableMLP
+
+__all__ = [
+    "BATCHED_PARAMETERS",
+    "BATCHED_SOLVERS",
+    "batched_unsupported_reason",
+    "batched_validation_curves",
+    "fit_batched",
+    "train_batched",
+]
+
+BATCHED_SOLVERS = ("adam", "sgd", "gd")
+"""Solvers whose update is elementwise, so that stacking models is exact."""
+BATCHED_PARAMETERS = ("trainable_proportion", "random_state")
+"""Parameters that may differ between the models of one batch."""
+
+
+def batched_unsupported_reason(estimator, param_name: str) -> str | None:
+    """Why a sweep of ``param_name`` on ``estimator`` cannot be batched.
+
+    Parameters
+    ----------
+    estimator : estimator
+        The estimator :func:`~sklearn_pt.model_selection.proportion_curve` clones.
+    param_name : str
+        The swept parameter.
+
+    Returns
+    -------
+    str or None
+        None when the sweep can be batched, otherwise the reason.
+
+    Examples
+    --------
+    >>> from sklearn_pt.model_selection._batched import batched_unsupported_reason
+    >>> from sklearn_pt.neural_network import PartiallyTrainableRegressor
+    >>> print(batched_unsupported_reason(PartiallyTrainableRegressor(),
+    ...                                  "trainable_proportion"))
+    None
+    >>> batched_unsupported_reason(PartiallyTrainableRegressor(solver="lbfgs"),
+    ...                            "trainable_proportion")
+    "solver='lbfgs' is not elementwise (batched solvers: 'adam', 'sgd', 'gd')"
+    """
+    if type(estimator) is not PartiallyTrainableRegressor:
+        name = type(estimator).__name__
+        return (
+            f"the estimator is a {name}, not a PartiallyTrainableRegressor "
+            "(pipelines and subclasses are not batched)"
+        )
+    if param_name not in BATCHED_PARAMETERS:
+        return (
+            f"param_name={param_name!r} changes more than the trainable neurons "
+            f"and the seed (batched parameters: {_quoted(BATCHED_PARAMETERS)})"
+        )
+    if estimator.solver not in BATCHED_SOLVERS:
+        return (
+            f"solver={estimator.solver!r} is not elementwise (batched solvers: "
+            f"{_quoted(BATCHED_SOLVERS)})"
+        )
+    if estimator.trainable_selection != "random":
+        return (
+            f"trainable_selection={estimator.trainable_selection!r} depends on the "
+            "training data (only 'random' is batched)"
+        )
+    return None
+
+
+def _quoted(names) -> str:
+    return ", ".join(repr(name) for name in names)
+
+
+def train_batched(
+    module: BatchedPartiallyTrainableMLP,
+    X: torch.Tensor,
+    y: torch.Tensor,
+    *,
+    generators: Sequence[torch.Generator],
+    initial_losses: Sequence[float],
+    solver: str = "adam",
+    learning_rate_init: float = 1e-3,
+    alpha: float = 0.0,
+    batch_size: int | str = "auto",
+    max_iter: int = 200,
+    tol: float = 1e-4,
+    n_iter_no_change: int = 10,
+    shuffle: bool = True,
+) -> list[TrainingResult | DivergenceError]:
+    """Train the ``K`` networks of ``module`` on ``(X, y)``, each as
+    :func:`~sklearn_pt._engine.train_module` would train it alone.
+
+    Parameters
+    ----------
+    module : BatchedPartiallyTrainableMLP
+        Trained in place.
+    X : Tensor of shape (n_samples, n_features)
+    y : Tensor of shape (n_samples, n_outputs)
+        Training data shared by all networks, on the module's device and dtype.
+    generators : sequence of K torch.Generator
+        Network ``k``'s CPU generator for its mini-batch order (in the state
+        ``train_module`` would receive it).
+    initial_losses : sequence of K float
+        Network ``k``'s loss at initialisation on the first 65,536 rows, the
+        reference of the divergence checks.
+    solver : {"adam", "sgd", "gd"}, default="adam"
+    learning_rate_init, alpha, batch_size, max_iter, tol, n_iter_no_change, shuffle
+        As in :func:`~sklearn_pt._engine.train_module`.
+
+    Returns
+    -------
+    list of TrainingResult or DivergenceError
+        Per network, its loss curve and iteration count, or the error
+        ``train_module`` would have raised (its weights are then unusable).
+
+    Warns
+    -----
+    ConvergenceWarning
+        Once, if some networks reached ``max_iter`` before the stopping rule.
+    """
+    if solver not in BATCHED_SOLVERS:
+        raise ValueError(
+            f"train_batched supports solver in {_quoted(BATCHED_SOLVERS)}; got "
+            f"solver={solver!r}. Fit such estimators one by one."
+        )
+    n_models = module.n_models
+    step = _batched_stepper(
+        module,
+        X,
+        y,
+        solver=solver,
+        learning_rate=learning_rate_init,
+        weight_decay=alpha / X.shape[0],
+        batch_size=batch_size,
+        shuffle=shuffle,
+        generators=generators,
+    )
+    results = [TrainingResult() for _ in range(n_models)]
+    outcomes: list[TrainingResult | DivergenceError] = list(results)
+    best_loss = [math.inf] * n_models
+    no_improvement = [0] * n_models
+    active = torch.ones(n_models, dtype=torch.bool)
+    module.start_training()
+    for iteration in range(1, max_iter + 1):
+        losses = step(active)
+        stopped = []
+        for k in active.nonzero().flatten().tolist():
+            epoch_loss, result = losses[k], results[k]
+            result.loss_curve.append(epoch_loss)
+            result.n_iter = iteration
+            if not math.isfinite(epoch_loss) or (
+                epoch_loss > _BLOW_UP_FACTOR * initial_losses[k]
+            ):
+                outcomes[k] = _diverged(
+                    epoch_loss, initial_losses[k], iteration, solver, learning_rate_init
+                )
+                stopped.append(k)
+                continue
+            no_improvement[k] = (
+                no_improvement[k] + 1 if epoch_loss > best_loss[k] - tol else 0
+            )
+            best_loss[k] = min(best_loss[k], epoch_loss)
+            if no_improvement[k] >= n_iter_no_change:
+                result.converged = True
+                stopped.append(k)
+        if stopped:
+            module.stop_models(stopped)
+            active[stopped] = False
+            if not active.any():
+                break
+    for k, result in enumerate(results):
+        if outcomes[k] is not result:
+            continue
+        if result.loss_curve[-1] > _FINAL_RISE_FACTOR * initial_losses[k]:
+            outcomes[k] = _diverged(
+                result.loss_curve[-1],
+                initial_losses[k],
+                result.n_iter,
+                solver,
+                learning_rate_init,
+            )
+    not_converged = sum(
+        1 for r, o in zip(results, outcomes, strict=True) if o is r and not r.converged
+    )
+    if not_converged:
+        warnings.warn(
+            f"{not_converged} of {n_models} networks: solver={solver!r} reached "
+            f"max_iter={max_iter} iterations before the training loss stopped "
+            f"improving by tol={tol}. Increase max_iter, or raise tol to stop "
+            "earlier.",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
+    return outcomes
+
+
+def _diverged(loss, initial_loss, iteration, solver, learning_rate) -> DivergenceError:
+    return DivergenceError(
+        _divergence_message(
+            loss, initial_loss, iteration, solver, "learning_rate_init", learning_rate
+        )
+    )
+
+
+def _batched_optimizer(module, solver, learning_rate, weight_decay):
+    """One optimiser over the stacked parameters, configured as the engine's."""
+    decayed, biases = module.decayed_parameters(), module.bias_parameters()
+    if weight_decay == 0.0:
+        groups = [{"params": decayed + biases}]
+    else:
+        groups = [
+            {"params": decayed, "weight_decay": weight_decay},
+            {"params": biases},
+        ]
+    fused = _fused_supported(decayed + biases)
+    if solver == "adam":
+        return torch.optim.Adam(groups, lr=learning_rate, fused=fused)
+    if solver == "sgd":
+        return torch.optim.SGD(
+            groups, lr=learning_rate, momentum=0.9, nesterov=True, fused=fused
+        )
+    return torch.optim.SGD(groups, lr=learning_rate, fused=fused)
+
+
+def _per_model_loss(prediction: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """``0.5 * mean((prediction - target) ** 2)`` per network: shape (K,)."""
+    return 0.5 * (prediction - target).square().mean(dim=(1, 2))
+
+
+def _batched_stepper(
+    module,
+    X,
+    y,
+    *,
+    solver,
+    learning_rate,
+    weight_decay,
+    batch_size,
+    shuffle,
+    generators,
+):
+    """One epoch (SGD/Adam) or one full-batch step (GD) of all networks.
+
+    The returned callable takes the bool ``(K,)`` mask of networks still
+    training and gives each network's objective as a list of floats (entries
+    of stopped networks are meaningless).
+    """
+    optimizer = _batched_optimizer(module, solver, learning_rate, weight_decay)
+    n_models, n_samples = module.n_models, X.shape[0]
+    if solver == "gd":
+        batch_size = n_samples
+    elif batch_size == "auto":
+        batch_size = min(200, n_samples)
+    batch_size = min(batch_size, n_samples)
+
+    def penalty() -> torch.Tensor | float:
+        if weight_decay == 0.0:
+            return 0.0
+        return 0.5 * weight_decay * module.squared_weight_norms()
+
+    def take_step(inputs, targets) -> torch.Tensor:
+        optimizer.zero_grad()
+        losses = _per_model_loss(module(inputs), targets)
+        losses.sum().backward()
+        optimizer.step()
+        module.restore_fixed_()
+        return losses.detach()
+
+    def full_batch_step(active) -> list[float]:
+        with torch.no_grad():
+            start_penalty = penalty()
+        losses = take_step(X.expand(n_models, -1, -1), y.expand(n_models, -1, -1))
+        return (losses + start_penalty).tolist()
+
+    if batch_size == n_samples:
+        return full_batch_step
+
+    sizes = [batch_size] * (n_samples // batch_size)
+    if n_samples % batch_size:
+        sizes.append(n_samples % batch_size)
+    batch_weights = torch.tensor(sizes, dtype=X.dtype, device=X.device) / n_samples
+    identity = torch.arange(n_samples)
+
+    def orders(active) -> torch.Tensor:
+        """Row order ``(K, n)`` of this epoch, drawn from each network's
+        generator (stopped networks draw nothing, as they would not run)."""
+        if not shuffle:
+            return identity.expand(n_models, -1).to(X.device)
+        rows = [
+            torch.randperm(n_samples, generator=generators[k]) if running else identity
+            for k, running in enumerate(active.tolist())
+        ]
+        return torch.stack(rows).to(X.device)
+
+    def epoch(active) -> list[float]:
+        batch_losses = [
+            take_step(X[index], y[index])
+            for index in orders(active).split(batch_size, dim=1)
+        ]
+        with torch.no_grad():
+            mean_loss = batch_weights @ torch.stack(batch_losses)
+            return (mean_loss + penalty()).tolist()
+
+    return epoch
+
+
+def _check_batchable(estimators) -> None:
+    """All ``estimators`` must differ only in the batched parameters."""
+    if not estimators:
+        raise ValueError("fit_batched needs at least one estimator.")
+    reason = batched_unsupported_reason(estimators[0], "trainable_proportion")
+    if reason is not None:
+        raise ValueError(f"These estimators cannot be fitted as a batch: {reason}.")
+
+    def shared(estimator) -> dict:
+        params = estimator.get_params(deep=False)
+        return {k: v for k, v in params.items() if k not in BATCHED_PARAMETERS}
+
+    reference = shared(estimators[0])
+    for estimator in estimators[1:]:
+        different = sorted(
+            name
+            for name, value in shared(estimator).items()
+            if not _same_value(value, reference[name])
+        )
+        if different or type(estimator) is not type(estimators[0]):
+            raise ValueError(
+                "Estimators fitted as one batch may differ only in "
+                f"{_quoted(BATCHED_PARAMETERS)}; these differ too: {different}. "
+                "Fit each group of equal parameters as its own batch."
+            )
+
+
+def _same_value(a, b) -> bool:
+    try:
+        return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+    except (TypeError, ValueError):
+        return a is b
+
+
+def fit_batched(
+    estimators: Sequence[PartiallyTrainableRegressor], X, y
+) -> list[PartiallyTrainableRegressor | DivergenceError]:
+    """Fit estimators that differ only in ``trainable_proportion`` and
+    ``random_state`` as one batched network.
+
+    Each estimator ends up fitted as ``estimator.fit(X, y)`` would fit it
+    (same attributes, weights equal to rounding), but all train together: one
+    stacked forward and backward pass and one optimiser step per mini-batch.
+
+    Parameters
+    ----------
+    estimators : sequence of PartiallyTrainableRegressor
+        Unfitted or fitted; their other parameters must be equal, with
+        ``solver`` in ``("adam", "sgd", "gd")`` and
+        ``trainable_selection="random"``.
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+
+    Returns
+    -------
+    list
+        Per estimator, the estimator itself, fitted, or the
+        :class:`~sklearn_pt.exceptions.DivergenceError` its ``fit`` would have
+        raised (that estimator is then left as it was).
+
+    Raises
+    ------
+    ValueError
+        If the estimators cannot be batched (the message says why).
+
+    References
+    ----------
+    He, Lao, Lu, Zhang (2026), "Phase Transition from Random Features to Fully
+    Trainable Networks".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_pt.model_selection._batched import fit_batched
+    >>> from sklearn_pt.neural_network import PartiallyTrainableRegressor
+    >>> X = np.random.default_rng(0).normal(size=(50, 3))
+    >>> y = X[:, 0] ** 2
+    >>> estimators = [PartiallyTrainableRegressor((16,), trainable_proportion=p,
+    ...               max_iter=20, random_state=0, dtype="float64")
+    ...               for p in (0.0, 0.5)]
+    >>> fitted = fit_batched(estimators, X, y)
+    >>> alone = PartiallyTrainableRegressor((16,), trainable_proportion=0.5,
+    ...     max_iter=20, random_state=0, dtype="float64").fit(X, y)
+    >>> bool(np.allclose(fitted[1].predict(X), alone.predict(X), rtol=1e-10))
+    True
+    """
+    estimators = list(estimators)
+    _check_batchable(estimators)
+    saved = [dict(estimator.__dict__) for estimator in estimators]
+    try:
+        outcomes = _fit_as_one_batch(estimators, X, y)
+    except BaseException:
+        for estimator, state in zip(estimators, saved, strict=True):
+            _restore_state(estimator, state)
+        raise
+    for estimator, state, outcome in zip(estimators, saved, outcomes, strict=True):
+        if isinstance(outcome, DivergenceError):
+            _restore_state(estimator, state)
+    return outcomes
+
+
+def _restore_state(estimator, state: dict) -> None:
+    """Undo a failed fit, as :func:`~sklearn_pt._base.keep_state_on_error`."""
+    estimator.__dict__.clear()
+    estimator.__dict__.update(state)
+
+
+def _fit_as_one_batch(estimators, X, y) -> list:
+    """The body of :func:`fit_batched`, mirroring ``fit`` step by step."""
+    for estimator in estimators:
+        estimator._validate_params()
+    template = estimators[0]
+    sizes = _check_hidden_layer_sizes(template.hidden_layer_sizes)
+    proportions = [
+        _check_trainable_proportion(e.trainable_proportion, len(sizes))
+        for e in estimators
+    ]
+    device = resolve_device(template.device)
+    dtype = resolve_dtype(template.dtype)
+    validated = [
+        validate_data(
+            e, X, y, multi_output=True, y_numeric=True, dtype=[np.float64, np.float32]
+        )
+        for e in estimators
+    ]
+    X, y = validated[0]
+    y_2d = y.reshape(len(y), -1)
+    X_t = template._preprocess(as_tensor(X, device=device, dtype=dtype))
+    y_t = as_tensor(y_2d, device=device, dtype=dtype)
+
+    generators = [make_generator(e.random_state) for e in estimators]
+    modules = [
+        PartiallyTrainableMLP(
+            X.shape[1],
+            y_2d.shape[1],
+            hidden_layer_sizes=sizes,
+            trainable_proportion=p,
+            init_scale=template.init_scale,
+            random_state=generator,
+            dtype=dtype,
+        ).to(device)
+        for p, generator in zip(proportions, generators, strict=True)
+    ]
+    rows = slice(0, _PREDICT_CHUNK_ROWS)
+    with torch.no_grad():
+        initial_losses = [
+            float(half_squared_error(m(X_t[rows]), y_t[rows])) for m in modules
+        ]
+    batch = BatchedPartiallyTrainableMLP.from_modules(modules)
+    outcomes = train_batched(
+        batch,
+        X_t,
+        y_t,
+        generators=generators,
+        initial_losses=initial_losses,
+        solver=template.solver,
+        learning_rate_init=template.learning_rate_init,
+        alpha=template.alpha,
+        batch_size=template.batch_size,
+        max_iter=template.max_iter,
+        tol=template.tol,
+        n_iter_no_change=template.n_iter_no_change,
+        shuffle=template.shuffle,
+    )
+    batch.copy_to_modules(modules)
+    fitted = []
+    for estimator, module, outcome in zip(estimators, modules, outcomes, strict=True):
+        if isinstance(outcome, DivergenceError):
+            fitted.append(outcome)
+            continue
+        _set_fitted_attributes(estimator, module, outcome, y, device)
+        fitted.append(estimator)
+    return fitted
+
+
+def _set_fitted_attributes(estimator, module, result, y, device) -> None:
+    """What ``PartiallyTrainableRegressor.fit`` sets after training."""
+    estimator.module_ = module
+    estimator.trainable_masks_ = [
+        layer.trainable_mask.numpy() for layer in module.hidden_layers
+    ]
+    estimator.loss_curve_ = result.loss_curve
+    estimator.n_iter_ = result.n_iter
+    estimator.n_outputs_ = 1 if y.ndim == 1 else y.shape[1]
+    estimator.device_ = device
+    estimator._y_is_1d = y.ndim == 1
+
+
+def batched_validation_curves(
+    estimator: PartiallyTrainableRegressor,
+    X,
+    y,
+    *,
+    param_name: str,
+    param_range: Sequence,
+    random_states: Sequence,
+    cv=None,
+    scoring=None,
+    verbose: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``validation_curve`` for every seed, with each split's fits batched.
+
+    For each cross-validation split, the ``len(param_range) *
+    len(random_states)`` clones (``random_state`` set first, then
+    ``param_name``, as the sequential path does) are fitted as one batch with
+    :func:`fit_batched` and scored with ``scoring``. The splits are computed
+    once and used for every seed (the same as the sequential path whenever the
+    splitter is deterministic). A fit that diverges scores NaN, as with
+    ``validation_curve``'s ``error_score=np.nan``.
+
+    Parameters
+    ----------
+    estimator : PartiallyTrainableRegressor
+    X, y : array-like
+    param_name : {"trainable_proportion", "random_state"}
+    param_range : sequence
+        Values of ``param_name``.
+    random_states : sequence of int or None
+        ``[None]`` keeps the estimator's own ``random_state``.
+    cv, scoring
+        As in :func:`~sklearn.model_selection.validation_curve`.
+    verbose : int, default=0
+        Print one line per split when positive.
+
+    Returns
+    -------
+    train_scores, test_scores : ndarray of shape (n_values, n_seeds, n_splits)
+
+    References
+    ----------
+    He, Lao, Lu, Zhang (2026), "Phase Transition from Random Features to Fully
+    Trainable Networks".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_pt.model_selection._batched import batched_validation_curves
+    >>> from sklearn_pt.neural_network import PartiallyTrainableRegressor
+    >>> X = np.random.default_rng(0).normal(size=(60, 3))
+    >>> train, test = batched_validation_curves(
+    ...     PartiallyTrainableRegressor((8,), max_iter=3), X, X[:, 0] ** 2,
+    ...     param_name="trainable_proportion", param_range=[0.0, 1.0],
+    ...     random_states=[0, 1], cv=2)
+    >>> test.shape
+    (2, 2, 2)
+    """
+    reason = batched_unsupported_reason(estimator, param_name)
+    if reason is not None:
+        raise ValueError(f"strategy='batched' cannot run this sweep: {reason}.")
+    X, y = indexable(X, y)
+    splits = list(check_cv(cv, y, classifier=False).split(X, y))
+    scorer = check_scoring(estimator, scoring=scoring)
+    shape = (len(param_range), len(random_states), len(splits))
+    train_scores, test_scores = np.full(shape, np.nan), np.full(shape, np.nan)
+    failures = []
+    for split, (train, test) in enumerate(splits):
+        X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
+        X_test, y_test = _safe_indexing(X, test), _safe_indexing(y, test)
+        grid = [(i, j) for i in range(shape[0]) for j in range(shape[1])]
+        models = [
+            _configured(estimator, param_name, param_range[i], random_states[j])
+            for i, j in grid
+        ]
+        for (i, j), model in zip(
+            grid, fit_batched(models, X_train, y_train), strict=True
+        ):
+            if isinstance(model, DivergenceError):
+                failures.append(model)
+                continue
+            train_scores[i, j, split] = scorer(model, X_train, y_train)
+            test_scores[i, j, split] = scorer(model, X_test, y_test)
+        if verbose:
+            print(
+                f"[proportion_curve] split {split + 1}/{len(splits)}: "
+                f"{len(models)} networks trained as one batch"
+            )
+    if failures:
+        warnings.warn(
+            f"{len(failures)} fits failed out of a total of {train_scores.size}; "
+            f"their scores are NaN. First error: {failures[0]}",
+            FitFailedWarning,
+            stacklevel=2,
+        )
+    return train_scores, test_scores
+
+
+def _configured(estimator, param_name, value, seed) -> PartiallyTrainableRegressor:
+    model = clone(estimator)
+    if seed is not None:
+        model.set_params(random_state=seed)
+    return model.set_params(**{param_name: value})

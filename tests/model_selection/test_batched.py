@@ -1,0 +1,293 @@
+"""Batched sweeps against the sequential fits they replace."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from sklearn.base import clone
+from sklearn.exceptions import FitFailedWarning
+from sklearn.model_selection import KFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from sklearn_pt.exceptions import ConvergenceWarning, DivergenceError
+from sklearn_pt.model_selection import proportion_curve
+from sklearn_pt.model_selection._batched import (
+    batched_unsupported_reason,
+    fit_batched,
+    train_batched,
+)
+from sklearn_pt.neural_network import PartiallyTrainableRegressor
+from sklearn_pt.nn import PartiallyTrainableMLP
+from sklearn_pt.nn._batched import BatchedPartiallyTrainableMLP
+from tests.conftest import make_sphere_regression
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+PROPORTIONS = (0.0, 0.3, 1.0)
+SEEDS = (0, 1)
+# float64 runs of the same arithmetic in a different order: rounding only.
+RTOL64 = 1e-10
+# float32: measured differences ~2e-7 relative after 30 epochs (a few ulps
+# amplified by training); 1e-5 keeps a 50x margin and still fails on any
+# wrong gradient, batch order or mask, which change results at 1e-2.
+RTOL32 = 1e-5
+
+
+def two_output_data(n_samples=240):
+    X, y = make_sphere_regression(n_samples=n_samples)
+    return X, np.c_[y, X[:, 3] * X[:, 4]]
+
+
+def sequential_and_batched(base, X, y, proportions=PROPORTIONS, seeds=SEEDS):
+    configs = [
+        clone(base).set_params(trainable_proportion=p, random_state=s)
+        for p in proportions
+        for s in seeds
+    ]
+    batched = fit_batched([clone(c) for c in configs], X, y)
+    sequential = []
+    for config in configs:
+        try:
+            sequential.append(config.fit(X, y))
+        except DivergenceError as error:
+            sequential.append(error)
+    return sequential, batched
+
+
+def assert_same_fit(sequential, batched, X, rtol):
+    assert type(batched) is type(sequential)
+    if isinstance(sequential, DivergenceError):
+        return
+    assert batched.n_iter_ == sequential.n_iter_
+    for mask_b, mask_s in zip(
+        batched.trainable_masks_, sequential.trainable_masks_, strict=True
+    ):
+        np.testing.assert_array_equal(mask_b, mask_s)
+    np.testing.assert_allclose(batched.loss_curve_, sequential.loss_curve_, rtol=rtol)
+    expected = sequential.predict(X)
+    np.testing.assert_allclose(
+        batched.predict(X), expected, rtol=rtol, atol=rtol * np.abs(expected).max()
+    )
+
+
+@pytest.mark.parametrize("solver", ["sgd", "adam"])
+def test_equals_sequential_fits_with_early_stopping(solver):
+    """Depth 2, two outputs, L2 penalty, P in {0, 0.3, 1}, two seeds, and a
+    stopping rule that ends the networks at different epochs."""
+    X, y = two_output_data()
+    base = PartiallyTrainableRegressor(
+        (24, 16),
+        solver=solver,
+        alpha=1e-2,
+        batch_size=50,
+        learning_rate_init=2e-2 if solver == "adam" else 5e-2,
+        max_iter=60,
+        tol=1e-3,
+        n_iter_no_change=3,
+        dtype="float64",
+    )
+    sequential, batched = sequential_and_batched(base, X, y)
+    for seq, bat in zip(sequential, batched, strict=True):
+        assert_same_fit(seq, bat, X, RTOL64)
+    n_iters = [fit.n_iter_ for fit in sequential]
+    assert len(set(n_iters)) >= 3, n_iters
+    assert min(n_iters) < base.max_iter
+
+
+def test_equals_sequential_full_batch_gd_and_float32():
+    X, y = make_sphere_regression(n_samples=150)
+    gd = PartiallyTrainableRegressor(
+        (32,), solver="gd", learning_rate_init=0.5, max_iter=40, dtype="float64"
+    )
+    for seq, bat in zip(*sequential_and_batched(gd, X, y), strict=True):
+        assert_same_fit(seq, bat, X, RTOL64)
+    adam32 = PartiallyTrainableRegressor(
+        (32,), learning_rate_init=1e-2, max_iter=30, tol=0.0, n_iter_no_change=100
+    )
+    for seq, bat in zip(*sequential_and_batched(adam32, X, y), strict=True):
+        assert_same_fit(seq, bat, X, RTOL32)
+
+
+def test_frozen_rows_stay_bitwise_fixed():
+    """Adam with weight decay moves every entry it holds, whatever its
+    gradient: the frozen rows must still come back bitwise."""
+    X, y = make_sphere_regression(n_samples=120)
+    X_t, y_t = torch.as_tensor(X), torch.as_tensor(y[:, None])
+    modules = [
+        PartiallyTrainableMLP(
+            5,
+            hidden_layer_sizes=(16, 8),
+            trainable_proportion=p,
+            random_state=0,
+            dtype=torch.float64,
+        )
+        for p in (0.0, 0.5)
+    ]
+    batch = BatchedPartiallyTrainableMLP.from_modules(modules)
+    initial = [w.detach().clone() for w in batch.hidden_weights]
+    outcomes = train_batched(
+        batch,
+        X_t,
+        y_t,
+        generators=[torch.Generator().manual_seed(k) for k in range(2)],
+        initial_losses=[1.0, 1.0],
+        alpha=10.0,
+        learning_rate_init=0.1,
+        max_iter=5,
+        tol=0.0,
+    )
+    assert [o.n_iter for o in outcomes] == [5, 5]
+    for weight, start, mask in zip(
+        batch.hidden_weights, initial, batch.trainable_masks, strict=True
+    ):
+        assert torch.equal(weight.detach()[~mask], start[~mask])
+        assert not torch.equal(weight.detach()[mask], start[mask])
+
+
+def test_divergence_is_per_model():
+    """With this step size the random-features model (P=0) diverges and the
+    trainable one (P=1) does not, in both paths, with the same message."""
+    X, y = make_sphere_regression(n_samples=200)
+    base = PartiallyTrainableRegressor(
+        (32,), solver="sgd", learning_rate_init=0.3, max_iter=30, dtype="float64"
+    )
+    sequential, batched = sequential_and_batched(
+        base, X, y, proportions=(0.0, 1.0), seeds=(0,)
+    )
+    assert isinstance(sequential[0], DivergenceError)
+    assert isinstance(sequential[1], PartiallyTrainableRegressor)
+    assert str(batched[0]) == str(sequential[0])
+    assert_same_fit(sequential[1], batched[1], X, RTOL64)
+    unfitted = clone(base).set_params(trainable_proportion=0.0, random_state=0)
+    fitted = clone(unfitted).set_params(trainable_proportion=1.0)
+    outcomes = fit_batched([unfitted, fitted], X, y)
+    assert outcomes[1] is fitted
+    assert not hasattr(unfitted, "n_features_in_")  # left as it was, like fit
+
+
+def test_proportion_curve_batched_equals_sequential():
+    X, y = make_sphere_regression(n_samples=150)
+    reg = PartiallyTrainableRegressor(
+        (16,), max_iter=15, learning_rate_init=1e-2, dtype="float64"
+    )
+    kwargs = dict(
+        proportions=[0.0, 0.5, 1.0],
+        cv=KFold(3, shuffle=True, random_state=0),
+        random_states=[0, 3],
+        scoring="neg_mean_squared_error",
+    )
+    sequential = proportion_curve(reg, X, y, strategy="sequential", **kwargs)
+    batched = proportion_curve(reg, X, y, strategy="batched", **kwargs)
+    automatic = proportion_curve(reg, X, y, **kwargs)
+    for seq, bat, auto in zip(sequential, batched, automatic, strict=True):
+        assert bat.shape == (3, 2, 3)
+        np.testing.assert_allclose(bat, seq, rtol=RTOL64)
+        np.testing.assert_array_equal(auto, bat)
+    assert not np.allclose(batched[1][:, 0], batched[1][:, 1])
+
+
+def test_proportion_curve_random_state_sweep_and_divergence():
+    X, y = make_sphere_regression(n_samples=120)
+    reg = PartiallyTrainableRegressor(
+        (16,), trainable_proportion=0.5, max_iter=5, dtype="float64"
+    )
+    kwargs = dict(param_name="random_state", proportions=[0, 4], cv=2)
+    seq = proportion_curve(reg, X, y, strategy="sequential", **kwargs)
+    bat = proportion_curve(reg, X, y, strategy="batched", **kwargs)
+    np.testing.assert_allclose(bat[1], seq[1], rtol=RTOL64)
+
+    diverging = clone(reg).set_params(
+        hidden_layer_sizes=(32,), solver="sgd", learning_rate_init=0.5, max_iter=30
+    )
+    X, y = make_sphere_regression(n_samples=400)
+    kwargs = dict(proportions=[0.0, 1.0], cv=2, random_states=[0])
+    with pytest.warns(FitFailedWarning, match="fits failed"):
+        bat = proportion_curve(diverging, X, y, strategy="batched", **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FitFailedWarning)
+        seq = proportion_curve(diverging, X, y, strategy="sequential", **kwargs)
+    np.testing.assert_array_equal(np.isnan(bat[1]), np.isnan(seq[1]))
+    assert np.isnan(bat[1][0]).all() and not np.isnan(bat[1][1]).any()
+    np.testing.assert_allclose(bat[1], seq[1], rtol=RTOL64)
+
+
+@pytest.mark.parametrize(
+    "estimator, param_name, match",
+    [
+        (
+            make_pipeline(StandardScaler(), PartiallyTrainableRegressor()),
+            "partiallytrainableregressor__trainable_proportion",
+            "not a PartiallyTrainableRegressor",
+        ),
+        (PartiallyTrainableRegressor(), "init_scale", "param_name='init_scale'"),
+        (
+            PartiallyTrainableRegressor(solver="lbfgs"),
+            "trainable_proportion",
+            "solver='lbfgs'",
+        ),
+        (
+            PartiallyTrainableRegressor(trainable_selection="leverage"),
+            "trainable_proportion",
+            "trainable_selection='leverage'",
+        ),
+    ],
+)
+def test_unsupported_sweeps(estimator, param_name, match):
+    X, y = make_sphere_regression(n_samples=40)
+    assert batched_unsupported_reason(estimator, param_name) is not None
+    with pytest.raises(ValueError, match=match):
+        proportion_curve(
+            estimator,
+            X,
+            y,
+            param_name=param_name,
+            proportions=[1.0],
+            cv=2,
+            strategy="batched",
+        )
+
+
+def test_auto_falls_back_to_sequential():
+    X, y = make_sphere_regression(n_samples=60)
+    reg = PartiallyTrainableRegressor((8,), solver="lbfgs", max_iter=3)
+    kwargs = dict(proportions=[0.0, 1.0], cv=2, random_states=[0])
+    auto = proportion_curve(reg, X, y, **kwargs)
+    sequential = proportion_curve(reg, X, y, strategy="sequential", **kwargs)
+    np.testing.assert_array_equal(auto[1], sequential[1])
+
+
+def test_fit_batched_rejects_mixed_parameters():
+    X, y = make_sphere_regression(n_samples=40)
+    models = [PartiallyTrainableRegressor(alpha=a) for a in (0.0, 1.0)]
+    with pytest.raises(ValueError, match=r"differ too: \['alpha'\]"):
+        fit_batched(models, X, y)
+    with pytest.raises(ValueError, match="solver='lbfgs'"):
+        fit_batched([PartiallyTrainableRegressor(solver="lbfgs")], X, y)
+
+
+def test_not_converged_networks_warn_once():
+    X, y = make_sphere_regression(n_samples=60)
+    models = [
+        PartiallyTrainableRegressor((8,), max_iter=2, random_state=s) for s in (0, 1)
+    ]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit_batched(models, X, y)
+    convergence = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(convergence) == 1
+    assert "2 of 2 networks" in str(convergence[0].message)
+
+
+def test_verbose_prints_one_line_per_split(capsys):
+    X, y = make_sphere_regression(n_samples=60)
+    reg = PartiallyTrainableRegressor((8,), max_iter=2)
+    proportion_curve(
+        reg, X, y, proportions=[0.0, 1.0], cv=3, random_states=[0], verbose=1
+    )
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == [
+        f"[proportion_curve] split {s}/3: 2 networks trained as one batch"
+        for s in (1, 2, 3)
+    ]

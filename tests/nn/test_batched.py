@@ -1,0 +1,141 @@
+"""The stacked module against the networks it is stacked from."""
+
+import pytest
+import torch
+
+from sklearn_pt.nn import PartiallyTrainableMLP
+from sklearn_pt.nn._batched import BatchedPartiallyTrainableMLP, batched_linear
+
+
+def seeded():
+    return torch.Generator().manual_seed(0)
+
+
+def networks(proportions=(0.0, 0.4, 1.0), sizes=(12, 7), n_outputs=2):
+    return [
+        PartiallyTrainableMLP(
+            4,
+            n_outputs,
+            hidden_layer_sizes=sizes,
+            trainable_proportion=p,
+            random_state=seed,
+            dtype=torch.float64,
+        )
+        for seed, p in enumerate(proportions)
+    ]
+
+
+def test_forward_matches_each_network():
+    nets = networks()
+    batch = BatchedPartiallyTrainableMLP.from_modules(nets)
+    x = torch.randn(3, 9, 4, generator=seeded(), dtype=torch.float64)
+    out = batch(x)
+    assert out.shape == (3, 9, 2) and batch.n_models == 3
+    for k, net in enumerate(nets):
+        torch.testing.assert_close(out[k], net(x[k]), rtol=1e-12, atol=1e-12)
+    for mask, depth in zip(batch.trainable_masks, range(2), strict=True):
+        for k, net in enumerate(nets):
+            assert torch.equal(mask[k], net.hidden_layers[depth].trainable_mask)
+
+
+def test_squared_weight_norms_count_trainable_rows_only():
+    nets = networks()
+    batch = BatchedPartiallyTrainableMLP.from_modules(nets)
+    expected = torch.stack(
+        [sum(p.square().sum() for p in net.parameters() if p.ndim >= 2) for net in nets]
+    )
+    torch.testing.assert_close(batch.squared_weight_norms(), expected)
+
+
+def test_restore_keeps_frozen_rows_and_stopped_models_bitwise():
+    """Adam with weight decay and a zero gradient still moves every weight;
+    restore_fixed_ must undo that for frozen rows and stopped networks."""
+    batch = BatchedPartiallyTrainableMLP.from_modules(networks())
+    optimizer = torch.optim.Adam(batch.parameters(), lr=0.1, weight_decay=1.0)
+    batch.start_training()
+    x = torch.randn(3, 5, 4, generator=seeded(), dtype=torch.float64)
+
+    def step():
+        optimizer.zero_grad()
+        batch(x).square().sum().backward()
+        optimizer.step()
+        batch.restore_fixed_()
+
+    before = [w.detach().clone() for w in batch.hidden_weights]
+    step()
+    for weight, start, mask in zip(
+        batch.hidden_weights, before, batch.trainable_masks, strict=True
+    ):
+        assert torch.equal(weight[~mask], start[~mask])
+        assert not torch.equal(weight[mask], start[mask])
+    masks = [mask.clone() for mask in batch.trainable_masks]
+    batch.stop_models([1])
+    stopped = [p.detach()[1].clone() for p in batch.parameters()]
+    running = [p.detach()[2].clone() for p in batch.parameters()]
+    for _ in range(3):
+        step()
+    for param, at_stop, other in zip(batch.parameters(), stopped, running, strict=True):
+        assert torch.equal(param[1], at_stop)
+        assert not torch.equal(param[2], other)
+    for mask, before in zip(batch.trainable_masks, masks, strict=True):
+        assert torch.equal(mask, before)  # stopping does not change the masks
+
+
+def test_copy_to_modules_round_trip():
+    nets = networks()
+    batch = BatchedPartiallyTrainableMLP.from_modules(nets)
+    with torch.no_grad():  # move the trainable entries only, as training does
+        for weight, bias, mask in zip(
+            batch.hidden_weights,
+            batch.hidden_biases,
+            batch.trainable_masks,
+            strict=True,
+        ):
+            weight.add_(mask.unsqueeze(2))
+            bias.add_(mask)
+        batch.readout_weight.add_(1.0)
+        batch.readout_bias.add_(1.0)
+    targets = networks()
+    batch.copy_to_modules(targets)
+    x = torch.randn(6, 4, generator=seeded(), dtype=torch.float64)
+    for k, (net, target) in enumerate(zip(nets, targets, strict=True)):
+        torch.testing.assert_close(target(x), batch(x.expand(3, -1, -1))[k])
+        for layer, moved in zip(net.hidden_layers, target.hidden_layers, strict=True):
+            frozen = ~layer.trainable_mask
+            assert torch.equal(moved.weight[frozen], layer.weight[frozen])
+
+
+def test_shapes_must_agree():
+    mixed = networks(proportions=(0.5,)) + networks(proportions=(0.5,), sizes=(12,))
+    with pytest.raises(ValueError, match="same layer sizes"):
+        BatchedPartiallyTrainableMLP.from_modules(mixed)
+    with pytest.raises(ValueError, match="one entry per hidden layer"):
+        BatchedPartiallyTrainableMLP(
+            [torch.zeros(1, 2, 2)], [], [], torch.zeros(1, 1, 2), torch.zeros(1, 1)
+        )
+
+
+@pytest.mark.parametrize("n_outputs", [1, 3])
+def test_batched_linear_gradients_match_autograd_of_baddbmm(n_outputs):
+    generator = torch.Generator().manual_seed(0)
+
+    def draw(*shape):
+        return torch.randn(*shape, generator=generator, dtype=torch.float64)
+
+    x, weight, bias = draw(4, 6, 5), draw(4, n_outputs, 5), draw(4, n_outputs)
+    upstream = draw(4, 6, n_outputs)
+    grads = []
+    for function in (
+        batched_linear,
+        lambda a, w, b: torch.baddbmm(b.unsqueeze(1), a, w.mT),
+    ):
+        inputs = [t.clone().requires_grad_() for t in (x, weight, bias)]
+        output = function(*inputs)
+        torch.autograd.backward(output, upstream)
+        grads.append([output.detach(), *(t.grad for t in inputs)])
+    for ours, reference in zip(*grads, strict=True):
+        torch.testing.assert_close(ours, reference, rtol=1e-12, atol=1e-12)
+    assert torch.autograd.gradcheck(
+        batched_linear,
+        [t.clone().requires_grad_() for t in (x, weight, bias)],
+    )
