@@ -1,5 +1,5 @@
-"""What every torch-backed sklearn_pt estimator shares beyond the engine:
-portable pickling, state kept on a failed ``fit``, and tags."""
+"""What every sklearn_pt estimator shares beyond the engine: input errors that
+say the fix, state kept on a failed ``fit``, portable pickling, and tags."""
 
 from __future__ import annotations
 
@@ -12,14 +12,45 @@ import torch
 from ._engine import resolve_device
 from .exceptions import DeviceFallbackWarning
 
-__all__ = ["TorchEstimatorMixin", "keep_state_on_error"]
+__all__ = ["TorchEstimatorMixin", "keep_state_on_error", "validate_input"]
 
 
 def keep_state_on_error(fit):
     """Decorate ``fit`` so that an exception restores the estimator's attributes.
 
     A ``fit`` that fails (bad input, a diverging loss, an interrupt) leaves a
-    fitted estimator exactly as it was, and an unfitted one unfitted.
+    fitted estimator exactly as it was, and an unfitted one unfitted. Every
+    public estimator of the library decorates its ``fit`` with it; the
+    wrapper is marked ``keeps_state_on_error = True`` so that tests can check.
+
+    Parameters
+    ----------
+    fit : callable
+        The ``fit`` method to wrap.
+
+    Returns
+    -------
+    callable
+        ``fit``, restoring ``self.__dict__`` (a shallow copy taken on entry)
+        when it raises.
+
+    Examples
+    --------
+    >>> from sklearn_pt._base import keep_state_on_error
+    >>> class Counter:
+    ...     @keep_state_on_error
+    ...     def fit(self, fail):
+    ...         self.calls_ = getattr(self, "calls_", 0) + 1
+    ...         if fail:
+    ...             raise ValueError("no")
+    ...         return self
+    >>> counter = Counter().fit(False)
+    >>> try:
+    ...     counter.fit(True)
+    ... except ValueError:
+    ...     pass
+    >>> counter.calls_
+    1
     """
 
     @functools.wraps(fit)
@@ -32,7 +63,134 @@ def keep_state_on_error(fit):
             self.__dict__.update(saved)
             raise
 
+    wrapper.keeps_state_on_error = True
     return wrapper
+
+
+_INPUT_FIXES = (
+    (
+        "features, but",
+        "Pass {X} with the columns seen in fit, in the same order, or fit the "
+        "estimator again on the new features.",
+    ),
+    (
+        "contains infinity",
+        "Replace or drop the infinite values first (np.isfinite marks the "
+        "finite entries).",
+    ),
+    (
+        "y contains NaN",
+        "Drop the samples whose target is missing, e.g. keep = ~np.isnan(y), "
+        "and fit on X[keep], y[keep].",
+    ),
+    (
+        "contains NaN",
+        "Drop or impute the missing values first, e.g. with "
+        "sklearn.impute.SimpleImputer.",
+    ),
+    (
+        "0 sample(s)",
+        "Pass at least one sample: {X} must have shape {shape}.",
+    ),
+    (
+        "0 feature(s)",
+        "Pass at least one feature: {X} must have shape {shape}.",
+    ),
+    (
+        "inconsistent numbers of samples",
+        "X and y must have one row per sample: check that they come from the "
+        "same data set and were subset in the same way.",
+    ),
+    (
+        "Found array with dim",
+        "{X} must be 2-D, of shape {shape}: flatten the extra axes first, e.g. "
+        "{X}.reshape(len({X}), -1).",
+    ),
+    (
+        "Complex data not supported",
+        "{inputs} must be real: pass np.real({X}), or the real and imaginary "
+        "parts as separate columns, np.hstack([{X}.real, {X}.imag]).",
+    ),
+    (
+        "convert string to float",
+        "{inputs} must be numeric: encode string or categorical columns first, "
+        "e.g. with sklearn.preprocessing.OrdinalEncoder or OneHotEncoder.",
+    ),
+    (
+        "must be a string or a",
+        "{inputs} must be numeric arrays: convert object columns to numbers "
+        "first, e.g. with sklearn.preprocessing.OrdinalEncoder.",
+    ),
+)
+"""Substrings of scikit-learn's input-validation messages and the fix added."""
+
+_SHAPES = {
+    "X": "(n_samples, n_features)",
+    "Y": "(n_samples_Y, n_features)",
+    "W": "(N, d), one row per neuron",
+}
+
+
+def _input_fix(message: str, name: str) -> str | None:
+    if "impute" in message:  # scikit-learn already says what to do
+        return None
+    for pattern, fix in _INPUT_FIXES:
+        if pattern in message:
+            inputs = "X and y" if name == "X" else name
+            shape = _SHAPES.get(name, "(n_rows, n_columns)")
+            return fix.format(X=name, inputs=inputs, shape=shape)
+    return None
+
+
+def validate_input(validate, *args, name: str = "X", **kwargs):
+    """Call a scikit-learn validator and add the fix to the error it raises.
+
+    scikit-learn's messages say what is wrong with an input ("Input X contains
+    infinity ...", "Found array with dim 3 ...") but often not what to do;
+    this keeps the message, as a prefix, and the exception type (so that
+    scikit-learn's estimator checks still match them), and appends the fix.
+
+    Parameters
+    ----------
+    validate : callable
+        The validator, e.g. ``validate_data`` or
+        :func:`~sklearn.utils.check_array`.
+    *args, **kwargs
+        Passed to ``validate``.
+    name : str, default="X"
+        How the fix calls the validated array (``"X"``: the data of ``fit``,
+        ``predict`` or ``transform``, with ``y``).
+
+    Returns
+    -------
+    object
+        What ``validate`` returns.
+
+    Raises
+    ------
+    ValueError or TypeError
+        The validator's error, with the fix appended when one is known; the
+        original exception is chained as ``__cause__``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.utils import check_array
+    >>> from sklearn_pt._base import validate_input
+    >>> try:
+    ...     validate_input(check_array, np.ones((2, 2, 2)))
+    ... except ValueError as exc:
+    ...     print(exc)
+    Found array with dim 3, while dim <= 2 is required. X must be 2-D, of shape \
+(n_samples, n_features): flatten the extra axes first, e.g. X.reshape(len(X), -1).
+    """
+    try:
+        return validate(*args, **kwargs)
+    except (ValueError, TypeError) as exc:
+        fix = _input_fix(str(exc), name)
+        if fix is None or type(exc) not in (ValueError, TypeError):
+            raise
+        raise type(exc)(f"{exc} {fix}") from exc
 
 
 def _cpu_copy(module: torch.nn.Module) -> torch.nn.Module:
@@ -65,6 +223,26 @@ class TorchEstimatorMixin:
       :class:`~sklearn_pt.exceptions.DeviceFallbackWarning` says so.
     * Results are bitwise reproducible on the CPU; on other devices some torch
       kernels are not, hence the ``non_deterministic`` tag.
+
+    Notes
+    -----
+    *Determinism* (the one place where the library documents it). On the
+    CPU, the same ``random_state`` gives bitwise-identical fitted weights and
+    predictions, across fits, processes and pickle round-trips, for a given
+    machine, torch build and number of threads; ``fit`` neither reads nor
+    changes the global torch, NumPy or Python random states (every draw uses a
+    local generator from :func:`~sklearn_pt._engine.make_generator`, on the
+    CPU, so the *initialisation* is the same on every device). On a GPU the
+    arithmetic is not bitwise reproducible: cuBLAS reductions, atomic-add
+    kernels (e.g. in backward passes of indexing) and the choice of
+    algorithms by problem size change the summation order between runs and
+    between devices, so results agree with the CPU's only up to rounding
+    (about ``1e-6`` relative in float32, ``1e-12`` in float64) and such
+    differences can grow over many training steps. The estimators therefore
+    set scikit-learn's ``non_deterministic`` tag whenever ``device`` is not
+    ``"cpu"`` (``"auto"`` included). ``torch.use_deterministic_algorithms``
+    narrows, but does not close, the gap; the library does not set it,
+    because it changes global state.
     """
 
     def __getstate__(self):

@@ -58,10 +58,59 @@ SOLVERS = ("sgd", "adam", "gd", "lbfgs")
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 _DEVICE_PATTERN = re.compile(r"(auto|cpu|cuda(:\d+)?)")
 _PREDICT_CHUNK_ROWS = 65_536
+_INITIAL_LOSS_ROWS = 8_192
+"""Rows on which the reference loss of the divergence checks is measured."""
 _BLOW_UP_FACTOR = 1e6
 """A loss this many times its value at initialisation stops training at once."""
 _FINAL_RISE_FACTOR = 10.0
 """A final loss this many times its value at initialisation counts as diverged."""
+
+
+def initial_loss(module, X, y, loss=None) -> float:
+    """The reference of the divergence checks: the loss at initialisation on
+    the first 8,192 rows (one small forward pass whatever ``n``)."""
+    rows = slice(0, _INITIAL_LOSS_ROWS)
+    with torch.no_grad():
+        return float((loss or half_squared_error)(module(X[rows]), y[rows]))
+
+
+@dataclass
+class StoppingRule:
+    """The per-iteration checks of :func:`train_module`, for one model.
+
+    Shared by every training loop (the batched sweep keeps one per model) so
+    that they stop and diverge on exactly the same iterations.
+
+    Parameters
+    ----------
+    initial_loss : float
+        Loss at initialisation (:func:`initial_loss`); NaN when the loss is
+        not nonnegative, which disables the blow-up checks.
+    tol, n_iter_no_change : float, int
+        Stop once the loss has not improved by ``tol`` on the best loss so
+        far for ``n_iter_no_change`` consecutive iterations.
+    """
+
+    initial_loss: float
+    tol: float = 0.0
+    n_iter_no_change: int = 10
+    best_loss: float = math.inf
+    no_improvement: int = 0
+
+    def diverged(self, loss: float) -> bool:
+        """Non-finite, or a million times the initial loss."""
+        return not math.isfinite(loss) or loss > _BLOW_UP_FACTOR * self.initial_loss
+
+    def converged(self, loss: float) -> bool:
+        """Record ``loss``; whether the stopping criterion is met."""
+        improved = loss <= self.best_loss - self.tol
+        self.no_improvement = 0 if improved else self.no_improvement + 1
+        self.best_loss = min(self.best_loss, loss)
+        return self.no_improvement >= self.n_iter_no_change
+
+    def rose(self, final_loss: float) -> bool:
+        """Whether training ended ten times above the initial loss."""
+        return final_loss > _FINAL_RISE_FACTOR * self.initial_loss
 
 
 class DeviceString(StrOptions):
@@ -305,7 +354,7 @@ def train_module(
     DivergenceError
         If the loss becomes NaN or infinite or (for a nonnegative loss) grows
         to a million times its value at initialisation (measured on the first
-        65,536 rows), or if training ends with a loss ten times that value.
+        8,192 rows), or if training ends with a loss ten times that value.
         The module's weights are then not usable and the caller must discard
         it.
 
@@ -345,15 +394,17 @@ def train_module(
             generator=generator,
         )
 
-    with torch.no_grad():
-        rows = slice(0, _PREDICT_CHUNK_ROWS)
-        initial_loss = float(loss(module(X[rows]), y[rows]))
+    rule = StoppingRule(
+        initial_loss(module, X, y, loss) if nonnegative_loss else math.nan,
+        tol=tol,
+        n_iter_no_change=n_iter_no_change,
+    )
 
     def diverged(message_loss: float, iteration: int) -> DivergenceError:
         return DivergenceError(
-            _divergence_message(
+            divergence_message(
                 message_loss,
-                initial_loss,
+                rule.initial_loss,
                 iteration,
                 solver,
                 learning_rate_name,
@@ -361,14 +412,11 @@ def train_module(
             )
         )
 
-    best_loss, no_improvement = math.inf, 0
     for iteration in range(1, max_iter + 1):
         epoch_loss = step()
         result.loss_curve.append(epoch_loss)
         result.n_iter = iteration
-        if not math.isfinite(epoch_loss) or (
-            nonnegative_loss and epoch_loss > _BLOW_UP_FACTOR * initial_loss
-        ):
+        if rule.diverged(epoch_loss):
             raise diverged(epoch_loss, iteration)
         if verbose:
             print(f"Iteration {iteration}, loss = {epoch_loss:.8f}")
@@ -377,9 +425,7 @@ def train_module(
             break
         if not early_stopping:
             continue
-        no_improvement = no_improvement + 1 if epoch_loss > best_loss - tol else 0
-        best_loss = min(best_loss, epoch_loss)
-        if no_improvement >= n_iter_no_change:
+        if rule.converged(epoch_loss):
             result.converged = True
             if verbose:
                 print(
@@ -387,7 +433,7 @@ def train_module(
                     f"{n_iter_no_change} consecutive iterations. Stopping."
                 )
             break
-    if nonnegative_loss and result.loss_curve[-1] > _FINAL_RISE_FACTOR * initial_loss:
+    if rule.rose(result.loss_curve[-1]):
         raise diverged(result.loss_curve[-1], result.n_iter)
     if early_stopping and not result.converged:
         warnings.warn(
@@ -400,7 +446,9 @@ def train_module(
     return result
 
 
-def _divergence_message(loss, initial_loss, iteration, solver, name, value) -> str:
+def divergence_message(loss, initial_loss, iteration, solver, name, value) -> str:
+    """The message of a :class:`~sklearn_pt.exceptions.DivergenceError`: what
+    happened, with which setting, and the fix."""
     if solver == "lbfgs":
         fix = (
             "L-BFGS does not use a learning rate: standardise X and y, increase "
@@ -408,11 +456,15 @@ def _divergence_message(loss, initial_loss, iteration, solver, name, value) -> s
         )
     else:
         fix = f"Lower {name} (e.g. to {value / 10:g}) or standardise X and y"
+    start = (
+        f"from {initial_loss:.4g} at initialisation "
+        if math.isfinite(initial_loss)
+        else ""
+    )
     return (
-        f"Training diverged: the loss went from {initial_loss:.4g} at "
-        f"initialisation to {loss:.4g} at iteration {iteration} with "
-        f"solver={solver!r} and {name}={value:g}. {fix}. The estimator keeps "
-        "the state it had before fit."
+        f"Training diverged: the loss went {start}to {loss:.4g} at iteration "
+        f"{iteration} with solver={solver!r} and {name}={value:g}. {fix}. The "
+        "estimator keeps the state it had before fit."
     )
 
 

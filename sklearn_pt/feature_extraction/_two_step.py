@@ -12,7 +12,7 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import TorchEstimatorMixin, keep_state_on_error
+from .._base import TorchEstimatorMixin, keep_state_on_error, validate_input
 from .._compat import _fit_context, validate_data
 from .._engine import make_generator, predict_numpy, resolve_device, resolve_dtype
 from ..neural_network._two_step import (
@@ -63,6 +63,8 @@ default="gelu"
         Loss of the gradient steps.
     random_state : int, RandomState instance or None, default=None
         Controls ``W_0``, ``a`` and the fresh-batch split (local generator).
+    verbose : int, default=0
+        Print the loss at the start of each gradient step when positive.
     device : {"cpu", "auto", "cuda"} or "cuda:N", default="cpu"
     dtype : {"float32", "float64"}, default="float32"
 
@@ -86,7 +88,9 @@ default="gelu"
     See Also
     --------
     sklearn_pt.neural_network.TwoStepFeatureLearner : Steps plus readout, with
-        the normalisation convention in its Notes.
+        the normalisation convention and the handling of huge step sizes
+        (a :class:`~sklearn_pt.exceptions.DivergenceError` on overflow) in
+        its Notes.
 
     References
     ----------
@@ -125,6 +129,7 @@ default="gelu"
         batch="reuse",
         loss="correlation",
         random_state=None,
+        verbose=0,
         device="cpu",
         dtype="float32",
     ):
@@ -136,6 +141,7 @@ default="gelu"
         self.batch = batch
         self.loss = loss
         self.random_state = random_state
+        self.verbose = verbose
         self.device = device
         self.dtype = dtype
 
@@ -154,7 +160,9 @@ default="gelu"
         -------
         self : TwoStepFeatures
         """
-        X, y = validate_data(self, X, y, y_numeric=True, dtype=[np.float64, np.float32])
+        X, y = validate_input(
+            validate_data, self, X, y, y_numeric=True, dtype=[np.float64, np.float32]
+        )
         width, step_sizes = _check_step_params(self)
         if self.batch == "fresh" and X.shape[0] < 2:
             raise ValueError(
@@ -179,6 +187,7 @@ default="gelu"
             initialisation=initialisation,
             device=device,
             dtype=dtype,
+            verbose=self.verbose,
         )
         self.module_ = network.feature_map
         self.first_layer_weights_ = weights
@@ -202,5 +211,7 @@ default="gelu"
             In the floating dtype of ``X``.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        X = validate_input(
+            validate_data, self, X, reset=False, dtype=[np.float64, np.float32]
+        )
         return predict_numpy(self.module_, X).astype(X.dtype, copy=False)

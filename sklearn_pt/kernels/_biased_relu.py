@@ -59,6 +59,8 @@ from scipy.special import betainc, betaln, gammaln, roots_legendre
 from sklearn.gaussian_process.kernels import Hyperparameter, Kernel
 from sklearn.utils import check_array
 
+from .._base import validate_input
+
 __all__ = ["BiasedReLUKernel"]
 
 _N_ARC_NODES = 32
@@ -407,11 +409,13 @@ class BiasedReLUKernel(Kernel):
             hyperparameter is fixed). Only returned if ``eval_gradient``.
         """
         tau = self._tau()
-        X = check_array(X, dtype=np.float64, ensure_all_finite=True)
+        X = validate_input(check_array, X, dtype=np.float64, input_name="X")
         if Y is not None:
             if eval_gradient:
                 raise ValueError("Gradient can only be evaluated when Y is None.")
-            Y = check_array(Y, dtype=np.float64, ensure_all_finite=True)
+            Y = validate_input(
+                check_array, Y, dtype=np.float64, input_name="Y", name="Y"
+            )
             if Y.shape[1] != X.shape[1]:
                 raise ValueError(
                     f"X has {X.shape[1]} features but Y has {Y.shape[1]}; both "
@@ -440,7 +444,7 @@ class BiasedReLUKernel(Kernel):
             ``|x| <= bias_range``.
         """
         tau = self._tau()
-        X = check_array(X, dtype=np.float64, ensure_all_finite=True)
+        X = validate_input(check_array, X, dtype=np.float64, input_name="X")
         if X.shape[1] == 1:
             return _pairs_d1(X[:, 0], X[:, 0], tau, False)[0]
         sq = np.einsum("ij,ij->i", X, X)

@@ -14,6 +14,7 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import check_is_fitted
 
+from .._base import keep_state_on_error, validate_input
 from .._compat import Interval, _fit_context, validate_data
 from .._engine import make_generator
 from ..nn import spherical_biased_relu_init
@@ -96,6 +97,7 @@ class BiasedReLUFeatures(
         self.project_to_sphere = project_to_sphere
         self.random_state = random_state
 
+    @keep_state_on_error
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Draw the features; only the number of columns of ``X`` is used.
@@ -109,7 +111,7 @@ class BiasedReLUFeatures(
         -------
         self : BiasedReLUFeatures
         """
-        X = validate_data(self, X)
+        X = validate_input(validate_data, self, X)
         weight, bias = spherical_biased_relu_init(
             X.shape[1],
             self.n_components,
@@ -134,7 +136,9 @@ class BiasedReLUFeatures(
             In the floating dtype of ``X`` (float32 stays float32).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        X = validate_input(
+            validate_data, self, X, reset=False, dtype=[np.float64, np.float32]
+        )
         if self.project_to_sphere:
             norms = np.linalg.norm(X, axis=1, keepdims=True)
             X = X / np.maximum(norms, np.finfo(X.dtype).tiny)

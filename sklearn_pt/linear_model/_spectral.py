@@ -16,6 +16,7 @@ from sklearn.base import (
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted
 
+from .._base import keep_state_on_error, validate_input
 from .._compat import Interval, StrOptions, _fit_context, validate_data
 
 __all__ = [
@@ -264,6 +265,7 @@ default="optimal"
         self.preprocessing = preprocessing
         self.trimming_threshold = trimming_threshold
 
+    @keep_state_on_error
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Estimate the directions from ``(X, y)``.
@@ -280,7 +282,9 @@ default="optimal"
         self : SpectralEstimator
             The fitted estimator.
         """
-        X, y = validate_data(self, X, y, y_numeric=True, dtype=[np.float64, np.float32])
+        X, y = validate_input(
+            validate_data, self, X, y, y_numeric=True, dtype=[np.float64, np.float32]
+        )
         n_samples, n_features = X.shape
         if self.n_components > n_features:
             raise ValueError(
@@ -319,7 +323,9 @@ default="optimal"
             ``X @ directions_``, in the floating dtype of ``X``.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        X = validate_input(
+            validate_data, self, X, reset=False, dtype=[np.float64, np.float32]
+        )
         return (X @ self.directions_.astype(X.dtype, copy=False)).astype(
             X.dtype, copy=False
         )

@@ -25,7 +25,6 @@ to rounding: about 1e-12 relative in float64.
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Sequence
 
@@ -39,14 +38,12 @@ from sklearn.utils import indexable
 
 from .._compat import _safe_indexing, validate_data
 from .._engine import (
-    _BLOW_UP_FACTOR,
-    _FINAL_RISE_FACTOR,
-    _PREDICT_CHUNK_ROWS,
+    StoppingRule,
     TrainingResult,
-    _divergence_message,
     _fused_supported,
     as_tensor,
-    half_squared_error,
+    divergence_message,
+    initial_loss,
     make_generator,
     resolve_device,
     resolve_dtype,
@@ -159,8 +156,9 @@ def train_batched(
         Network ``k``'s CPU generator for its mini-batch order (in the state
         ``train_module`` would receive it).
     initial_losses : sequence of K float
-        Network ``k``'s loss at initialisation on the first 65,536 rows, the
-        reference of the divergence checks.
+        Network ``k``'s loss at initialisation
+        (:func:`~sklearn_pt._engine.initial_loss`), the reference of the
+        divergence checks.
     solver : {"adam", "sgd", "gd"}, default="adam"
     learning_rate_init, alpha, batch_size, max_iter, tol, n_iter_no_change, shuffle
         As in :func:`~sklearn_pt._engine.train_module`.
@@ -195,8 +193,10 @@ def train_batched(
     )
     results = [TrainingResult() for _ in range(n_models)]
     outcomes: list[TrainingResult | DivergenceError] = list(results)
-    best_loss = [math.inf] * n_models
-    no_improvement = [0] * n_models
+    rules = [
+        StoppingRule(loss, tol=tol, n_iter_no_change=n_iter_no_change)
+        for loss in initial_losses
+    ]
     active = torch.ones(n_models, dtype=torch.bool)
     module.start_training()
     for iteration in range(1, max_iter + 1):
@@ -206,19 +206,13 @@ def train_batched(
             epoch_loss, result = losses[k], results[k]
             result.loss_curve.append(epoch_loss)
             result.n_iter = iteration
-            if not math.isfinite(epoch_loss) or (
-                epoch_loss > _BLOW_UP_FACTOR * initial_losses[k]
-            ):
+            if rules[k].diverged(epoch_loss):
                 outcomes[k] = _diverged(
                     epoch_loss, initial_losses[k], iteration, solver, learning_rate_init
                 )
                 stopped.append(k)
                 continue
-            no_improvement[k] = (
-                no_improvement[k] + 1 if epoch_loss > best_loss[k] - tol else 0
-            )
-            best_loss[k] = min(best_loss[k], epoch_loss)
-            if no_improvement[k] >= n_iter_no_change:
+            if rules[k].converged(epoch_loss):
                 result.converged = True
                 stopped.append(k)
         if stopped:
@@ -229,7 +223,7 @@ def train_batched(
     for k, result in enumerate(results):
         if outcomes[k] is not result:
             continue
-        if result.loss_curve[-1] > _FINAL_RISE_FACTOR * initial_losses[k]:
+        if rules[k].rose(result.loss_curve[-1]):
             outcomes[k] = _diverged(
                 result.loss_curve[-1],
                 initial_losses[k],
@@ -254,7 +248,7 @@ def train_batched(
 
 def _diverged(loss, initial_loss, iteration, solver, learning_rate) -> DivergenceError:
     return DivergenceError(
-        _divergence_message(
+        divergence_message(
             loss, initial_loss, iteration, solver, "learning_rate_init", learning_rate
         )
     )
@@ -505,11 +499,7 @@ def _fit_as_one_batch(estimators, X, y) -> list:
         ).to(device)
         for p, generator in zip(proportions, generators, strict=True)
     ]
-    rows = slice(0, _PREDICT_CHUNK_ROWS)
-    with torch.no_grad():
-        initial_losses = [
-            float(half_squared_error(m(X_t[rows]), y_t[rows])) for m in modules
-        ]
+    initial_losses = [initial_loss(m, X_t, y_t) for m in modules]
     batch = BatchedPartiallyTrainableMLP.from_modules(modules)
     outcomes = train_batched(
         batch,

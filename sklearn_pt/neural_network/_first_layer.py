@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import TorchEstimatorMixin, keep_state_on_error
+from .._base import TorchEstimatorMixin, keep_state_on_error, validate_input
 from .._compat import HasMethods, Interval, StrOptions, _fit_context, validate_data
 from .._engine import (
     DeviceString,
@@ -348,7 +348,9 @@ default="ones"
         self : FirstLayerGDRegressor
             The fitted estimator.
         """
-        X, y = validate_data(self, X, y, y_numeric=True, dtype=[np.float64, np.float32])
+        X, y = validate_input(
+            validate_data, self, X, y, y_numeric=True, dtype=[np.float64, np.float32]
+        )
         n_features = X.shape[1]
         device = resolve_device(self.device)
         dtype = resolve_dtype(self.dtype)
@@ -447,7 +449,9 @@ default="ones"
                 "eval_set must be a pair (X_test, y_test); got "
                 f"{type(eval_set).__name__}."
             )
-        X_test = validate_data(self, eval_set[0], reset=False, dtype=np.float64)
+        X_test = validate_input(
+            validate_data, self, eval_set[0], reset=False, dtype=np.float64
+        )
         y_test = check_array(eval_set[1], ensure_2d=False, dtype=np.float64)
         if y_test.shape != (X_test.shape[0],):
             raise ValueError(
@@ -496,7 +500,9 @@ default="ones"
             In the floating dtype of ``X``.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        X = validate_input(
+            validate_data, self, X, reset=False, dtype=[np.float64, np.float32]
+        )
         return predict_numpy(self.module_, X).astype(X.dtype, copy=False)
 
     def __sklearn_tags__(self):

@@ -11,7 +11,7 @@ import torch
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import TorchEstimatorMixin, keep_state_on_error
+from .._base import TorchEstimatorMixin, keep_state_on_error, validate_input
 from .._compat import Interval, StrOptions, _fit_context, validate_data
 from .._engine import (
     SOLVERS,
@@ -316,7 +316,8 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         self : PartiallyTrainableRegressor
             The fitted estimator.
         """
-        X, y = validate_data(
+        X, y = validate_input(
+            validate_data,
             self,
             X,
             y,
@@ -413,7 +414,9 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
             floating dtype of ``X`` (the network computes in ``dtype``).
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        X = validate_input(
+            validate_data, self, X, reset=False, dtype=[np.float64, np.float32]
+        )
         prediction = predict_numpy(self.module_, X, transform=self._preprocess)
         prediction = prediction.astype(X.dtype, copy=False)
         return prediction.ravel() if self._y_is_1d else prediction

@@ -15,7 +15,7 @@ from sklearn.linear_model import Ridge
 from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
-from .._base import TorchEstimatorMixin, keep_state_on_error
+from .._base import TorchEstimatorMixin, keep_state_on_error, validate_input
 from .._compat import Interval, StrOptions, _fit_context, validate_data
 from .._engine import (
     TRAINING_PARAMETER_CONSTRAINTS,
@@ -131,6 +131,49 @@ def check_pair(value, name: str, *, positive: bool) -> tuple[float, float]:
     return float(pair[0]), float(pair[1])
 
 
+def _sum_of_squares_is_finite(values) -> bool:
+    if isinstance(values, torch.Tensor):
+        return bool(torch.isfinite(values.square().sum()))
+    return bool(np.isfinite(np.square(values).sum()))
+
+
+def check_features_finite(*arrays, where: str, step_sizes: tuple[float, float]) -> None:
+    """Raise a :class:`~sklearn_pt.exceptions.DivergenceError` if an array of
+    weights, pre-activations or features overflows.
+
+    An array overflows when it has a non-finite entry or when its sum of
+    squares is not finite in its own precision; the second condition keeps
+    the features' Gram matrix, and hence the ridge readout, computable.
+    Huge but representable values are accepted: with the correlation loss a
+    step moves ``W`` by ``eta`` times a matrix that does not depend on ``f``,
+    so nothing bounds the weights but the step size.
+
+    Parameters
+    ----------
+    *arrays : Tensor or ndarray
+        The arrays to check.
+    where : str
+        Start of the message, e.g. ``"Gradient step 2 of 2"``.
+    step_sizes : tuple of float
+        ``(eta_1, eta_2)``, quoted in the message.
+
+    Raises
+    ------
+    DivergenceError
+        Naming ``step_size_constants`` and the other fixes.
+    """
+    if all(_sum_of_squares_is_finite(a) for a in arrays):
+        return
+    etas = ", ".join(f"{eta:g}" for eta in step_sizes)
+    raise DivergenceError(
+        f"{where} gave weights or features sigma(W x) too large for their "
+        f"precision (non-finite values, or an overflowing sum of squares) with "
+        f"step sizes eta=({etas}). Lower step_size_constants or "
+        "step_size_exponents, standardise X, or use dtype='float64'. The "
+        "estimator keeps the state it had before fit."
+    )
+
+
 def draw_initialisation(width, n_features, n_step_rows, *, generator, dtype):
     """Draw, in this order, ``W_0`` (rows ``N(0, I/d)``), ``a ~ N(0, I)`` and the
     order that splits the step rows into two fresh halves."""
@@ -161,11 +204,19 @@ def run_two_steps(
     initialisation: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
     device: torch.device,
     dtype: torch.dtype,
+    verbose: int = 0,
 ) -> tuple[TwoLayerNetwork, list[np.ndarray]]:
     """Run ``n_steps`` full-batch GD steps on ``W`` with the training engine.
 
     Returns the network (holding the final ``W``) and ``[W_0, ..., W_n]`` as
-    NumPy arrays.
+    NumPy arrays. With ``verbose``, prints the loss at the start of each step
+    (``"Iteration k, loss = ..."``, the engine's format).
+
+    Raises
+    ------
+    DivergenceError
+        If a step gives weights, pre-activations or features that overflow
+        (see :func:`check_features_finite`).
     """
     weight, readout, order = initialisation
     network = TwoLayerNetwork(weight.clone(), readout.clone(), activation).to(device)
@@ -181,7 +232,7 @@ def run_two_steps(
     weights = [weight.clone()]
     for step in range(n_steps):
         X_b, y_b = batches[step]
-        train_module(
+        result = train_module(
             network,
             X_b,
             y_b,
@@ -193,18 +244,20 @@ def run_two_steps(
             nonnegative_loss=loss == "squared",
             learning_rate_name="step_size_constants",
         )
+        if verbose:
+            # The engine numbers the iterations of each call from 1.
+            print(f"Iteration {step + 1}, loss = {result.loss_curve[0]:.8f}")
         current = network.feature_map.weight.detach()
-        finite = bool(torch.isfinite(current).all()) and bool(
-            torch.isfinite(X_b @ current.T).all()
+        with torch.no_grad():
+            pre_activations = X_b @ current.T
+            features = network.feature_map(X_b)
+        check_features_finite(
+            current,
+            pre_activations,
+            features,
+            where=f"Gradient step {step + 1} of {n_steps}",
+            step_sizes=step_sizes,
         )
-        if not finite:
-            raise DivergenceError(
-                f"Gradient step {step + 1} of {n_steps} gave non-finite weights "
-                "or pre-activations "
-                f"with step size eta_{step + 1}={step_sizes[step]:g}. Lower "
-                "step_size_constants or step_size_exponents, or standardise X. "
-                "The estimator keeps the state it had before fit."
-            )
         weights.append(current.cpu().clone())
     return network, [w.cpu().numpy() for w in weights]
 
@@ -218,6 +271,7 @@ _TWO_STEP_CONSTRAINTS: dict = {
     "batch": [StrOptions({"reuse", "fresh"})],
     "loss": [StrOptions(set(LOSSES))],
     "random_state": TRAINING_PARAMETER_CONSTRAINTS["random_state"],
+    "verbose": TRAINING_PARAMETER_CONSTRAINTS["verbose"],
     "device": TRAINING_PARAMETER_CONSTRAINTS["device"],
     "dtype": TRAINING_PARAMETER_CONSTRAINTS["dtype"],
 }
@@ -272,6 +326,9 @@ default="gelu"
     random_state : int, RandomState instance or None, default=None
         Controls ``W_0``, ``a`` and the splits through a local
         ``torch.Generator``; no global random state is used.
+    verbose : int, default=0
+        Print the loss at the start of each gradient step when positive
+        (``"Iteration 1, loss = ..."``).
     device : {"cpu", "auto", "cuda"} or "cuda:N", default="cpu"
         Where the gradient steps run.
     dtype : {"float32", "float64"}, default="float32"
@@ -309,6 +366,16 @@ default="gelu"
 
     Notes
     -----
+    *Divergence.* With the correlation loss the gradient does not depend on
+    ``f``, so a step of size ``eta`` moves ``W`` by exactly ``eta`` times a
+    fixed matrix: huge step sizes give huge weights, and nothing in the loss
+    stops them. The library accepts any weights and features that are
+    representable (finite, with a finite sum of squares, so that the ridge
+    readout can be computed), however large, and raises
+    :class:`~sklearn_pt.exceptions.DivergenceError`, naming
+    ``step_size_constants``, when a step or the readout split's features
+    overflow; predictions are never silently NaN.
+
     *Normalisation (the library's convention).* The inputs are expected to
     be roughly isotropic with unit-variance features (``x ~ N(0, I_d)`` in
     the theory; use a :class:`~sklearn.preprocessing.StandardScaler`). The
@@ -394,6 +461,7 @@ default="gelu"
         ridge_alpha=1.0,
         readout_fraction=0.5,
         random_state=None,
+        verbose=0,
         device="cpu",
         dtype="float32",
     ):
@@ -407,6 +475,7 @@ default="gelu"
         self.ridge_alpha = ridge_alpha
         self.readout_fraction = readout_fraction
         self.random_state = random_state
+        self.verbose = verbose
         self.device = device
         self.dtype = dtype
 
@@ -427,7 +496,9 @@ default="gelu"
         self : TwoStepFeatureLearner
             The fitted estimator.
         """
-        X, y = validate_data(self, X, y, y_numeric=True, dtype=[np.float64, np.float32])
+        X, y = validate_input(
+            validate_data, self, X, y, y_numeric=True, dtype=[np.float64, np.float32]
+        )
         width, step_sizes = _check_step_params(self)
         n_samples = X.shape[0]
         min_step_rows = 2 if self.batch == "fresh" else 1
@@ -462,9 +533,13 @@ default="gelu"
             initialisation=initialisation,
             device=device,
             dtype=dtype,
+            verbose=self.verbose,
         )
         features = predict_numpy(network.feature_map, X[readout_mask])
         features = features.astype(X.dtype, copy=False)
+        check_features_finite(
+            features, where="The readout split", step_sizes=step_sizes
+        )
         readout = Ridge(alpha=self.ridge_alpha).fit(features, y[readout_mask])
 
         self.module_ = network
@@ -490,7 +565,9 @@ default="gelu"
             In the floating dtype of ``X``.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        X = validate_input(
+            validate_data, self, X, reset=False, dtype=[np.float64, np.float32]
+        )
         features = predict_numpy(self.module_.feature_map, X).astype(X.dtype)
         return self.readout_.predict(features).astype(X.dtype, copy=False)
 

@@ -19,6 +19,7 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from .._base import keep_state_on_error, validate_input
 from .._compat import Interval, StrOptions, _fit_context
 from .._engine import DeviceString, as_tensor, resolve_device
 
@@ -288,6 +289,7 @@ class WeightSpectrum(BaseEstimator):
             )
         return cls(**params).fit(W)
 
+    @keep_state_on_error
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, W, y=None):
         """Compute the spectrum of ``W`` and separate the bulk from the outliers.
@@ -303,7 +305,7 @@ class WeightSpectrum(BaseEstimator):
         -------
         self : WeightSpectrum
         """
-        W = check_array(W, dtype=np.float64, ensure_min_samples=1)
+        W = validate_input(check_array, W, dtype=np.float64, input_name="W", name="W")
         n_rows, n_cols = W.shape
         scale = 1 / math.sqrt(n_cols) if self.scale is None else float(self.scale)
         device = resolve_device(self.device)
@@ -319,7 +321,13 @@ class WeightSpectrum(BaseEstimator):
                     "not a reference; pass edge='fitted' or edge='max' to use "
                     "reference, or drop reference."
                 )
-            reference = check_array(self.reference, dtype=np.float64)
+            reference = validate_input(
+                check_array,
+                self.reference,
+                dtype=np.float64,
+                input_name="reference",
+                name="reference",
+            )
             reference_t = as_tensor(reference, device=device, dtype=torch.float64)
             reference_s = torch.linalg.svdvals(reference_t).cpu().numpy()
         elif self.edge == "max":
@@ -351,6 +359,13 @@ class WeightSpectrum(BaseEstimator):
         self.shape_ = (n_rows, n_cols)
         self._scale = scale
         return self
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # GPU singular value decompositions are not bitwise reproducible; see
+        # the Notes of sklearn_pt._base.TorchEstimatorMixin.
+        tags.non_deterministic = self.device != "cpu"
+        return tags
 
     def alignment(self, directions, *, n_vectors: int | None = None) -> np.ndarray:
         """Absolute cosines between the top right singular vectors and directions.
@@ -480,6 +495,10 @@ def null_weights(estimator, X, y, *, random_state=None) -> np.ndarray:
     W_null : ndarray of shape (N, d)
     """
     y = np.asarray(y)
-    permutation = check_random_state(random_state).permutation(len(y))
+    # None draws fresh entropy rather than from NumPy's global random state.
+    if random_state is None:
+        permutation = np.random.default_rng().permutation(len(y))
+    else:
+        permutation = check_random_state(random_state).permutation(len(y))
     null = clone(estimator).fit(X, y[permutation])
     return null.first_layer_weights_[-1]
