@@ -16,7 +16,10 @@ from sklearn.neural_network import MLPRegressor
 from sklearn_pt._compat import InvalidParameterError
 from sklearn_pt.feature_extraction import TwoStepFeatures
 from sklearn_pt.spectral import WeightSpectrum, fitted_bulk_edge, null_weights
-from sklearn_pt.spectral._weights import _mp_singular_value_density
+from sklearn_pt.spectral._weights import (
+    _mp_singular_value_density,
+    _right_singular_pairs,
+)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -241,3 +244,16 @@ def test_plot_without_matplotlib_names_the_extra(monkeypatch):
     spectrum = WeightSpectrum().fit(gaussian_weights(20, 20, 0))
     with pytest.raises(ImportError, match=r"sklearn_pt\[plot\]"):
         spectrum.plot()
+
+
+@pytest.mark.parametrize("shape", [(60, 40), (40, 60), (50, 50)])
+def test_right_singular_pairs_match_the_svd(shape):
+    rng = np.random.default_rng(0)
+    W = rng.standard_normal(shape) / np.sqrt(shape[1])
+    W += 5.0 * np.outer(rng.standard_normal(shape[0]), rng.standard_normal(shape[1]))
+    s, vt = _right_singular_pairs(torch.as_tensor(W))
+    _, s_ref, vt_ref = np.linalg.svd(W, full_matrices=False)
+    np.testing.assert_allclose(s, s_ref, rtol=0, atol=1e-10 * s_ref[0])
+    # Same vectors up to sign, where the singular values are simple.
+    cosines = np.abs(np.sum(vt[:10] * vt_ref[:10], axis=1))
+    np.testing.assert_allclose(cosines, 1.0, atol=1e-8)
