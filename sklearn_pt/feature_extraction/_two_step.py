@@ -14,14 +14,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._base import TorchEstimatorMixin, keep_state_on_error, validate_input
 from .._compat import _fit_context, validate_data
-from .._engine import make_generator, predict_numpy, resolve_device, resolve_dtype
+from .._engine import predict_numpy
 from ..neural_network._two_step import (
     _TWO_STEP_CONSTRAINTS,
     _check_step_params,
-    draw_initialisation,
-    run_two_steps,
+    fit_two_steps,
 )
-from ..spectral import WeightSpectrum
 
 __all__ = ["TwoStepFeatures"]
 
@@ -163,38 +161,14 @@ default="gelu"
         X, y = validate_input(
             validate_data, self, X, y, y_numeric=True, dtype=[np.float64, np.float32]
         )
-        width, step_sizes = _check_step_params(self)
+        width, _ = _check_step_params(self)
         if self.batch == "fresh" and X.shape[0] < 2:
             raise ValueError(
                 "batch='fresh' splits the samples into two halves and needs at "
                 f"least 2 samples; got n_samples={X.shape[0]}."
             )
-        device = resolve_device(self.device)
-        dtype = resolve_dtype(self.dtype)
-        generator = make_generator(self.random_state)
-        initialisation = draw_initialisation(
-            width, X.shape[1], X.shape[0], generator=generator, dtype=dtype
-        )
-        network, weights = run_two_steps(
-            X,
-            y,
-            width=width,
-            activation=self.activation,
-            n_steps=self.n_steps,
-            step_sizes=step_sizes,
-            batch=self.batch,
-            loss=self.loss,
-            initialisation=initialisation,
-            device=device,
-            dtype=dtype,
-            verbose=self.verbose,
-        )
+        network, _ = fit_two_steps(self, X, y)
         self.module_ = network.feature_map
-        self.first_layer_weights_ = weights
-        self.second_layer_weights_ = initialisation[1].numpy()
-        self.spectrum_ = WeightSpectrum(device=self.device).fit(weights[-1])
-        self.step_sizes_ = step_sizes
-        self.device_ = device
         self._n_features_out = width
         return self
 

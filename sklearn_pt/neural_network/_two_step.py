@@ -499,7 +499,7 @@ default="gelu"
         X, y = validate_input(
             validate_data, self, X, y, y_numeric=True, dtype=[np.float64, np.float32]
         )
-        width, step_sizes = _check_step_params(self)
+        _, step_sizes = _check_step_params(self)
         n_samples = X.shape[0]
         min_step_rows = 2 if self.batch == "fresh" else 1
         if n_samples < min_step_rows + 1:
@@ -510,31 +510,7 @@ default="gelu"
             )
         n_readout = round(self.readout_fraction * n_samples)
         n_readout = min(max(n_readout, 1), n_samples - min_step_rows)
-
-        device = resolve_device(self.device)
-        dtype = resolve_dtype(self.dtype)
-        generator = make_generator(self.random_state)
-        initialisation = draw_initialisation(
-            width, X.shape[1], n_samples - n_readout, generator=generator, dtype=dtype
-        )
-        readout_rows = torch.randperm(n_samples, generator=generator)[:n_readout]
-        readout_mask = np.zeros(n_samples, dtype=bool)
-        readout_mask[readout_rows.numpy()] = True
-
-        network, weights = run_two_steps(
-            X[~readout_mask],
-            y[~readout_mask],
-            width=width,
-            activation=self.activation,
-            n_steps=self.n_steps,
-            step_sizes=step_sizes,
-            batch=self.batch,
-            loss=self.loss,
-            initialisation=initialisation,
-            device=device,
-            dtype=dtype,
-            verbose=self.verbose,
-        )
+        network, readout_mask = fit_two_steps(self, X, y, n_readout=n_readout)
         features = predict_numpy(network.feature_map, X[readout_mask])
         features = features.astype(X.dtype, copy=False)
         check_features_finite(
@@ -543,13 +519,8 @@ default="gelu"
         readout = Ridge(alpha=self.ridge_alpha).fit(features, y[readout_mask])
 
         self.module_ = network
-        self.first_layer_weights_ = weights
-        self.second_layer_weights_ = initialisation[1].numpy()
         self.readout_ = readout
         self.readout_mask_ = readout_mask
-        self.spectrum_ = WeightSpectrum(device=self.device).fit(weights[-1])
-        self.step_sizes_ = step_sizes
-        self.device_ = device
         return self
 
     def predict(self, X):
@@ -570,6 +541,59 @@ default="gelu"
         )
         features = predict_numpy(self.module_.feature_map, X).astype(X.dtype)
         return self.readout_.predict(features).astype(X.dtype, copy=False)
+
+
+def fit_two_steps(estimator, X, y, *, n_readout: int = 0):
+    """The fit shared by :class:`TwoStepFeatureLearner` and
+    :class:`~sklearn_pt.feature_extraction.TwoStepFeatures`.
+
+    Draws the initialisation from the estimator's ``random_state``, then (when
+    ``n_readout > 0``) the ``n_readout`` held-out rows of the readout, runs
+    the gradient steps on the other rows, and sets the fitted attributes the
+    two share: ``first_layer_weights_``, ``second_layer_weights_``,
+    ``spectrum_``, ``step_sizes_`` and ``device_``. With the same parameters
+    both draw the same random numbers in the same order.
+
+    Returns
+    -------
+    network : TwoLayerNetwork
+        After the steps.
+    readout_mask : ndarray of shape (n_samples,) of bool
+        The held-out rows (all False when ``n_readout == 0``).
+    """
+    width, step_sizes = _check_step_params(estimator)
+    n_samples = X.shape[0]
+    device = resolve_device(estimator.device)
+    dtype = resolve_dtype(estimator.dtype)
+    generator = make_generator(estimator.random_state)
+    initialisation = draw_initialisation(
+        width, X.shape[1], n_samples - n_readout, generator=generator, dtype=dtype
+    )
+    readout_mask = np.zeros(n_samples, dtype=bool)
+    if n_readout:
+        readout_rows = torch.randperm(n_samples, generator=generator)[:n_readout]
+        readout_mask[readout_rows.numpy()] = True
+        X, y = X[~readout_mask], y[~readout_mask]
+    network, weights = run_two_steps(
+        X,
+        y,
+        width=width,
+        activation=estimator.activation,
+        n_steps=estimator.n_steps,
+        step_sizes=step_sizes,
+        batch=estimator.batch,
+        loss=estimator.loss,
+        initialisation=initialisation,
+        device=device,
+        dtype=dtype,
+        verbose=estimator.verbose,
+    )
+    estimator.first_layer_weights_ = weights
+    estimator.second_layer_weights_ = initialisation[1].numpy()
+    estimator.spectrum_ = WeightSpectrum(device=estimator.device).fit(weights[-1])
+    estimator.step_sizes_ = step_sizes
+    estimator.device_ = device
+    return network, readout_mask
 
 
 def _check_step_params(estimator) -> tuple[int, tuple[float, float]]:
