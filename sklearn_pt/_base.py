@@ -9,7 +9,7 @@ import warnings
 
 import torch
 
-from ._engine import resolve_device
+from ._engine import make_generator, resolve_device, resolve_dtype
 from .exceptions import DeviceFallbackWarning
 
 __all__ = ["TorchEstimatorMixin", "keep_state_on_error", "validate_input"]
@@ -244,6 +244,17 @@ class TorchEstimatorMixin:
     narrows, but does not close, the gap; the library does not set it,
     because it changes global state.
     """
+
+    def _torch_context(self) -> tuple[torch.device, torch.dtype, torch.Generator]:
+        """The ``device``, ``dtype`` and ``random_state`` parameters as torch
+        objects: where to fit, in which precision, and the local generator
+        every random draw of the fit comes from (the start of every ``fit``).
+        """
+        return (
+            resolve_device(self.device),
+            resolve_dtype(self.dtype),
+            make_generator(self.random_state),
+        )
 
     def __getstate__(self):
         state = super().__getstate__()

@@ -19,10 +19,7 @@ from .._compat import HasMethods, Interval, StrOptions, _fit_context, validate_d
 from .._engine import (
     DeviceString,
     as_tensor,
-    make_generator,
     predict_numpy,
-    resolve_device,
-    resolve_dtype,
     train_module,
 )
 from ..linear_model import SpectralEstimator, subspace_overlap
@@ -352,9 +349,7 @@ default="ones"
             validate_data, self, X, y, y_numeric=True, dtype=[np.float64, np.float32]
         )
         n_features = X.shape[1]
-        device = resolve_device(self.device)
-        dtype = resolve_dtype(self.dtype)
-        generator = make_generator(self.random_state)
+        device, dtype, generator = self._torch_context()
         activation = ACTIVATIONS.get(self.activation, self.activation)
         second_layer = _second_layer(self.second_layer, self.width)
         directions = self._check_directions(true_directions, n_features)

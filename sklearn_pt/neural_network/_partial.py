@@ -18,10 +18,7 @@ from .._engine import (
     TRAINING_PARAMETER_CONSTRAINTS,
     TrainingResult,
     as_tensor,
-    make_generator,
     predict_numpy,
-    resolve_device,
-    resolve_dtype,
     solve_ridge,
     train_module,
 )
@@ -334,9 +331,7 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
                 f"trainable_proportion={self.trainable_proportion!r}. Use "
                 "solver='adam' (or 'sgd', 'gd', 'lbfgs') to train hidden neurons."
             )
-        device = resolve_device(self.device)
-        dtype = resolve_dtype(self.dtype)
-        generator = make_generator(self.random_state)
+        device, dtype, generator = self._torch_context()
 
         y_2d = y.reshape(len(y), -1)
         X_t = self._preprocess(as_tensor(X, device=device, dtype=dtype))

@@ -21,10 +21,7 @@ from .._engine import (
     TRAINING_PARAMETER_CONSTRAINTS,
     as_tensor,
     half_squared_error,
-    make_generator,
     predict_numpy,
-    resolve_device,
-    resolve_dtype,
     train_module,
 )
 from ..exceptions import DivergenceError
@@ -563,9 +560,7 @@ def fit_two_steps(estimator, X, y, *, n_readout: int = 0):
     """
     width, step_sizes = _check_step_params(estimator)
     n_samples = X.shape[0]
-    device = resolve_device(estimator.device)
-    dtype = resolve_dtype(estimator.dtype)
-    generator = make_generator(estimator.random_state)
+    device, dtype, generator = estimator._torch_context()
     initialisation = draw_initialisation(
         width, X.shape[1], n_samples - n_readout, generator=generator, dtype=dtype
     )
