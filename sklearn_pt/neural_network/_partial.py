@@ -77,6 +77,10 @@ def _leverage_first_layer(
     replacement with probability proportional to the scores (Bach, 2017).
     """
     d, dtype = X.shape[1], X.dtype
+    if n_trainable == 0:  # nothing to select (P = 0): the usual initialisation
+        return spherical_biased_relu_init(
+            d, width, init_scale=init_scale, generator=generator, dtype=dtype
+        )
     pool_w, pool_b = spherical_biased_relu_init(
         d, pool_size, init_scale=init_scale, generator=generator, dtype=dtype
     )

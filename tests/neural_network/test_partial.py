@@ -389,6 +389,23 @@ def test_leverage_selection_trains_and_predicts():
     assert reg.loss_curve_[-1] < reg.loss_curve_[0]
 
 
+@pytest.mark.parametrize("solver", ["adam", "ridge"])
+def test_leverage_selection_with_no_trainable_neuron_is_random_features(solver):
+    # P = 0 (or round(P * width) = 0) leaves nothing to select: a sweep over
+    # P with trainable_selection="leverage" must include its P = 0 end.
+    X, y = make_sphere_regression(n_samples=200)
+    reg = PartiallyTrainableRegressor(
+        **FAST,
+        solver=solver,
+        trainable_proportion=0.0,
+        trainable_selection="leverage",
+        random_state=0,
+    ).fit(X, y)
+    assert [m.sum() for m in reg.trainable_masks_] == [0]
+    assert np.isfinite(reg.predict(X)).all()
+    assert reg.score(X, y) > 0.0
+
+
 def test_fifteen_layer_network_trains():
     X, y = make_sphere_regression(n_samples=200)
     reg = PartiallyTrainableRegressor(
