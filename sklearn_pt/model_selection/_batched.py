@@ -50,11 +50,6 @@ from .._engine import (
 )
 from ..exceptions import ConvergenceWarning, DivergenceError
 from ..neural_network import PartiallyTrainableRegressor
-from ..neural_network._partial import (
-    _check_hidden_layer_sizes,
-    _check_trainable_proportion,
-)
-from ..nn import PartiallyTrainableMLP
 from ..nn._batched import BatchedPartiallyTrainableMLP
 
 __all__ = [
@@ -468,11 +463,6 @@ def _fit_as_one_batch(estimators, X, y) -> list:
     for estimator in estimators:
         estimator._validate_params()
     template = estimators[0]
-    sizes = _check_hidden_layer_sizes(template.hidden_layer_sizes)
-    proportions = [
-        _check_trainable_proportion(e.trainable_proportion, len(sizes))
-        for e in estimators
-    ]
     device = resolve_device(template.device)
     dtype = resolve_dtype(template.dtype)
     validated = [
@@ -488,16 +478,8 @@ def _fit_as_one_batch(estimators, X, y) -> list:
 
     generators = [make_generator(e.random_state) for e in estimators]
     modules = [
-        PartiallyTrainableMLP(
-            X.shape[1],
-            y_2d.shape[1],
-            hidden_layer_sizes=sizes,
-            trainable_proportion=p,
-            init_scale=template.init_scale,
-            random_state=generator,
-            dtype=dtype,
-        ).to(device)
-        for p, generator in zip(proportions, generators, strict=True)
+        e._build_module(X_t, y_2d.shape[1], generator)
+        for e, generator in zip(estimators, generators, strict=True)
     ]
     initial_losses = [initial_loss(m, X_t, y_t) for m in modules]
     batch = BatchedPartiallyTrainableMLP.from_modules(modules)
@@ -522,22 +504,9 @@ def _fit_as_one_batch(estimators, X, y) -> list:
         if isinstance(outcome, DivergenceError):
             fitted.append(outcome)
             continue
-        _set_fitted_attributes(estimator, module, outcome, y, device)
+        estimator._set_fitted(module, outcome, y, device)
         fitted.append(estimator)
     return fitted
-
-
-def _set_fitted_attributes(estimator, module, result, y, device) -> None:
-    """What ``PartiallyTrainableRegressor.fit`` sets after training."""
-    estimator.module_ = module
-    estimator.trainable_masks_ = [
-        layer.trainable_mask.numpy() for layer in module.hidden_layers
-    ]
-    estimator.loss_curve_ = result.loss_curve
-    estimator.n_iter_ = result.n_iter
-    estimator.n_outputs_ = 1 if y.ndim == 1 else y.shape[1]
-    estimator.device_ = device
-    estimator._y_is_1d = y.ndim == 1
 
 
 def batched_validation_curves(

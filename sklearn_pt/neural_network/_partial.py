@@ -340,33 +340,7 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         y_2d = y.reshape(len(y), -1)
         X_t = self._preprocess(as_tensor(X, device=device, dtype=dtype))
         y_t = as_tensor(y_2d, device=device, dtype=dtype)
-        masks, first_layer = None, None
-        if self.trainable_selection == "leverage":
-            n_trainable = round(proportions[0] * sizes[0])
-            first_layer = _leverage_first_layer(
-                X_t,
-                sizes[0],
-                n_trainable,
-                init_scale=self.init_scale,
-                pool_size=self.leverage_pool_size or 10 * max(n_trainable, 1),
-                reg=self.leverage_reg,
-                generator=generator,
-            )
-            masks = [torch.arange(sizes[0]) < n_trainable] + [
-                random_trainable_mask(width, p, generator=generator)
-                for width, p in zip(sizes[1:], proportions[1:], strict=True)
-            ]
-        module = PartiallyTrainableMLP(
-            X.shape[1],
-            y_2d.shape[1],
-            hidden_layer_sizes=sizes,
-            trainable_proportion=proportions,
-            init_scale=self.init_scale,
-            trainable_masks=masks,
-            first_layer_init=first_layer,
-            random_state=generator,
-            dtype=dtype,
-        ).to(device)
+        module = self._build_module(X_t, y_2d.shape[1], generator)
         if self.solver == "ridge":
             result = _fit_ridge_readout(module, X_t, y_t, self.alpha)
         else:
@@ -385,16 +359,56 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
                 generator=generator,
                 verbose=self.verbose,
             )
+        self._set_fitted(module, result, y, device)
+        return self
+
+    def _build_module(self, X_t, n_outputs, generator) -> PartiallyTrainableMLP:
+        """The initial network for inputs ``X_t`` (already preprocessed, on the
+        device): trainable neurons chosen as ``trainable_selection`` says, every
+        draw from ``generator``. Also used by the batched sweep."""
+        sizes = _check_hidden_layer_sizes(self.hidden_layer_sizes)
+        proportions = _check_trainable_proportion(self.trainable_proportion, len(sizes))
+        masks, first_layer = None, None
+        if self.trainable_selection == "leverage":
+            n_trainable = round(proportions[0] * sizes[0])
+            first_layer = _leverage_first_layer(
+                X_t,
+                sizes[0],
+                n_trainable,
+                init_scale=self.init_scale,
+                pool_size=self.leverage_pool_size or 10 * max(n_trainable, 1),
+                reg=self.leverage_reg,
+                generator=generator,
+            )
+            masks = [torch.arange(sizes[0]) < n_trainable] + [
+                random_trainable_mask(width, p, generator=generator)
+                for width, p in zip(sizes[1:], proportions[1:], strict=True)
+            ]
+        return PartiallyTrainableMLP(
+            X_t.shape[1],
+            n_outputs,
+            hidden_layer_sizes=sizes,
+            trainable_proportion=proportions,
+            init_scale=self.init_scale,
+            trainable_masks=masks,
+            first_layer_init=first_layer,
+            random_state=generator,
+            dtype=X_t.dtype,
+        ).to(X_t.device)
+
+    def _set_fitted(self, module, result, y, device) -> None:
+        """The fitted attributes, from the trained ``module`` (on ``device``),
+        the engine's ``result`` and the validated targets ``y``. Also used by
+        the batched sweep."""
         self.module_ = module
         self.trainable_masks_ = [
             layer.trainable_mask.numpy() for layer in module.hidden_layers
         ]
         self.loss_curve_ = result.loss_curve
         self.n_iter_ = result.n_iter
-        self.n_outputs_ = y_2d.shape[1]
+        self.n_outputs_ = 1 if y.ndim == 1 else y.shape[1]
         self.device_ = device
         self._y_is_1d = y.ndim == 1
-        return self
 
     def _preprocess(self, X):
         return project_to_sphere(X) if self.project_to_sphere else X
