@@ -33,12 +33,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
-import subprocess
-import sys
-import time
 import warnings
+
+from _peak_memory import measure_call, run_worker
 
 N_FEATURES, N_SAMPLES, FIT_ITERATIONS, K = 100, 1000, 10, 6
 PARAMS, QUICK_PARAMS = (1000, 4000, 16000), (1000, 4000)
@@ -47,22 +45,8 @@ DENSE_MAX = 4000
 METHODS = ("dense", "lanczos")
 
 
-def current_rss_mib() -> float:
-    """Resident set size of this process now, from ``/proc/self/statm``."""
-    with open("/proc/self/statm") as statm:
-        pages = int(statm.read().split()[1])
-    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
-def peak_rss_mib() -> float:
-    """High-water mark of the resident set (``ru_maxrss`` is in KiB on Linux)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def measure(n_params: int, method: str, device: str) -> dict:
     """Fit the network, then time one ``hessian_spectrum`` call (in this process)."""
-    import torch
-
     from sklearn_pt.datasets import make_phase_retrieval
     from sklearn_pt.neural_network import FirstLayerGDRegressor
     from sklearn_pt.spectral import hessian_spectrum
@@ -75,48 +59,20 @@ def measure(n_params: int, method: str, device: str) -> dict:
             width=width, max_iter=FIT_ITERATIONS, random_state=0, device=device
         ).fit(X, y)
     hessian_spectrum(regressor, X[:50], y[:50], k=2, method="lanczos")  # warm-up
-    cuda = device.startswith("cuda")
-    if cuda:
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-        gpu_before = torch.cuda.memory_allocated()
-    rss_before, peak_before = current_rss_mib(), peak_rss_mib()
-    start = time.perf_counter()
-    result = hessian_spectrum(regressor, X, y, k=K, which="both", method=method)
-    if cuda:
-        torch.cuda.synchronize()
-    seconds = time.perf_counter() - start
-    peak_after = peak_rss_mib()
+    result, run = measure_call(
+        lambda: hessian_spectrum(regressor, X, y, k=K, which="both", method=method),
+        device,
+    )
     return {
-        "seconds": seconds,
+        **run,
         "n_params": int(result.n_params),
         "eigenvalues": result.eigenvalues.tolist(),
-        # Exact when the call set a new high-water mark, else an upper bound.
-        "rss_mib": peak_after - rss_before,
-        "rss_exact": peak_after > peak_before,
-        "gpu_mib": (torch.cuda.max_memory_allocated() - gpu_before) / 2**20
-        if cuda
-        else None,
     }
 
 
-def run_worker(n_params: int, method: str, device: str) -> dict:
+def run_measurement(n_params: int, method: str, device: str) -> dict:
     """:func:`measure` in a fresh interpreter (so that its memory is its own)."""
-    command = [
-        sys.executable,
-        __file__,
-        "--worker",
-        f"{n_params}",
-        method,
-        "--device",
-        device,
-    ]
-    output = subprocess.run(command, capture_output=True, text=True, check=False)
-    if output.returncode != 0:
-        raise RuntimeError(
-            f"worker {n_params} {method} failed:\n{output.stdout}\n{output.stderr}"
-        )
-    return json.loads(output.stdout.strip().splitlines()[-1])
+    return run_worker(__file__, [f"{n_params}", method, "--device", device])
 
 
 def max_relative_difference(values, reference) -> float:
@@ -172,7 +128,7 @@ def main(argv=None):
             for method in METHODS:
                 if method == "dense" and n_params > args.dense_max:
                     continue
-                runs[method].append(run_worker(n_params, method, args.device))
+                runs[method].append(run_measurement(n_params, method, args.device))
         lanczos = runs["lanczos"]
         lanczos_s = statistics.median(r["seconds"] for r in lanczos)
         line = f"{n_params:8d} {n_params // N_FEATURES:5d} "

@@ -33,29 +33,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import subprocess
-import sys
-import time
 import warnings
 
 import numpy as np
+from _peak_memory import measure_call, run_worker
 
 N_SAMPLES, N_FEATURES, SMALL_FRACTION = 1_000_000, 50, 5
 WIDTH, BATCH, EPOCHS, PREDICT_FIT_ROWS = 256, 4096, 1, 8192
 TARGET_FIT_MULTIPLE = 3.0
-
-
-def current_rss_mib() -> float:
-    """Resident set size of this process now, from ``/proc/self/statm``."""
-    with open("/proc/self/statm") as statm:
-        pages = int(statm.read().split()[1])
-    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
-def peak_rss_mib() -> float:
-    """High-water mark of the resident set (``ru_maxrss`` is in KiB on Linux)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def make_data(n_samples: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -83,59 +68,27 @@ def make_regressor(device: str):
 
 def measure(phase: str, n_samples: int, device: str) -> dict:
     """Make the data, then measure one ``fit`` or ``predict`` in this process."""
-    import torch
-
     X, y = make_data(n_samples)
     regressor = make_regressor(device)
     warnings.simplefilter("ignore")  # one epoch does not converge
     if phase == "predict":
         regressor.fit(X[:PREDICT_FIT_ROWS], y[:PREDICT_FIT_ROWS])
-    cuda = device.startswith("cuda")
-    if cuda:  # create the CUDA context (hundreds of MiB of RSS) before the baseline
-        torch.zeros(1, device=device)
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-        gpu_before = torch.cuda.memory_allocated()
-    rss_before, peak_before = current_rss_mib(), peak_rss_mib()
-    start = time.perf_counter()
-    if phase == "fit":
-        regressor.fit(X, y)
-    else:
-        prediction = regressor.predict(X)
-        assert prediction.shape == (n_samples,)
-    if cuda:
-        torch.cuda.synchronize()
-    seconds = time.perf_counter() - start
-    peak_after = peak_rss_mib()
-    return {
-        "seconds": seconds,
-        "x_mib": X.nbytes / 2**20,
-        "baseline_mib": rss_before,
-        # Exact when the call set a new high-water mark, else an upper bound.
-        "rss_mib": peak_after - rss_before,
-        "rss_exact": peak_after > peak_before,
-        "gpu_mib": (torch.cuda.max_memory_allocated() - gpu_before) / 2**20
-        if cuda
-        else None,
-    }
+
+    def call():
+        if phase == "fit":
+            regressor.fit(X, y)
+        else:
+            assert regressor.predict(X).shape == (n_samples,)
+
+    _, run = measure_call(call, device)
+    return {**run, "x_mib": X.nbytes / 2**20}
 
 
-def run_worker(phase: str, n_samples: int, device: str) -> dict:
+def run_measurement(phase: str, n_samples: int, device: str) -> dict:
     """:func:`measure` in a fresh interpreter (so that its memory is its own)."""
-    command = [
-        sys.executable,
-        __file__,
-        "--worker",
-        phase,
-        "--n-samples",
-        f"{n_samples}",
-        "--device",
-        device,
-    ]
-    output = subprocess.run(command, capture_output=True, text=True, check=False)
-    if output.returncode != 0:
-        raise RuntimeError(f"worker {phase} failed:\n{output.stdout}\n{output.stderr}")
-    return json.loads(output.stdout.strip().splitlines()[-1])
+    return run_worker(
+        __file__, [phase, "--n-samples", f"{n_samples}", "--device", device]
+    )
 
 
 def main(argv=None):
@@ -156,9 +109,9 @@ def main(argv=None):
 
     small = n_samples // SMALL_FRACTION
     runs = {
-        "fit": run_worker("fit", n_samples, args.device),
-        "predict": run_worker("predict", n_samples, args.device),
-        f"predict, n/{SMALL_FRACTION}": run_worker("predict", small, args.device),
+        "fit": run_measurement("fit", n_samples, args.device),
+        "predict": run_measurement("predict", n_samples, args.device),
+        f"predict, n/{SMALL_FRACTION}": run_measurement("predict", small, args.device),
     }
     x_mib = runs["fit"]["x_mib"]
     cuda = args.device.startswith("cuda")
