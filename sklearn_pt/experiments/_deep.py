@@ -8,14 +8,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model_selection import PhaseTransitionDisplay
-from ..neural_network import PartiallyTrainableRegressor
 from ._common import (
     ExperimentResult,
     Stopwatch,
     format_values,
     new_figure,
     plural,
-    progress_bar,
     resolve_run_device,
     resolve_seeds,
     select_preset,
@@ -24,8 +22,9 @@ from ._partial import (
     FRACTION,
     REFERENCE,
     captured_fraction,
-    proportion_capturing,
-    sweep_proportions,
+    drop_summary,
+    preset_regressor,
+    sweep_variants,
 )
 
 __all__ = ["DEEP_PRESETS", "DeepPreset", "run_deep"]
@@ -155,37 +154,26 @@ def run_deep(
     preset = select_preset(DEEP_PRESETS, scale)
     device = resolve_run_device(device)
     seed_list = resolve_seeds(seeds, preset.n_seeds)
-    n_fits = len(preset.depths) * len(seed_list) * len(preset.proportions)
-    errors = {}
-    with progress_bar(n_fits, desc="deep", enabled=progress) as bar:
-        for depth in preset.depths:
-            estimator = PartiallyTrainableRegressor(
-                hidden_layer_sizes=(preset.width,) * depth,
-                init_scale=preset.init_scale,
-                learning_rate_init=preset.learning_rate_init,
-                max_iter=preset.max_iter,
-                alpha=0.0,
-                device=device,
-            )
-            errors[depth] = sweep_proportions(
-                estimator, preset, seed_list, n_jobs=n_jobs, bar=bar
-            )
-
-    proportions = np.asarray(preset.proportions)
-    measured = {
-        depth: proportion_capturing(proportions, train.mean(axis=1))
-        for depth, (train, _) in errors.items()
+    estimators = {
+        depth: preset_regressor(
+            preset,
+            device,
+            hidden_layer_sizes=(preset.width,) * depth,
+            init_scale=preset.init_scale,
+        )
+        for depth in preset.depths
     }
+    errors = sweep_variants(
+        estimators, preset, seed_list, n_jobs=n_jobs, progress=progress, desc="deep"
+    )
+    proportions = np.asarray(preset.proportions)
+    labels = [f"depth {depth}" for depth in errors]
+    measured, ends = drop_summary(proportions, errors, labels)
     rows = [
         (depth, float(p), seed, float(train[i, j]), float(test[i, j]))
         for depth, (train, test) in errors.items()
         for i, p in enumerate(proportions)
         for j, seed in enumerate(seed_list)
-    ]
-    labels = [f"depth {depth}" for depth in errors]
-    ends = [
-        f"{train.mean(axis=1)[0]:.3g} -> {train.mean(axis=1)[-1]:.3g} ({label})"
-        for (train, _), label in zip(errors.values(), labels, strict=True)
     ]
     summary = (
         f"P capturing 90% of the training-error drop (smallest P on the grid, "

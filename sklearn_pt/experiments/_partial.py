@@ -29,10 +29,13 @@ __all__ = [
     "PARTIAL_PRESETS",
     "PartialPreset",
     "captured_fraction",
+    "drop_summary",
+    "preset_regressor",
     "proportion_capturing",
     "run_partial",
     "sphere_regression",
     "sweep_proportions",
+    "sweep_variants",
 ]
 
 REFERENCE = (
@@ -217,6 +220,47 @@ def sweep_proportions(
     return np.stack(train, axis=1), np.stack(test, axis=1)
 
 
+def sweep_variants(
+    estimators: dict, preset, seeds: Sequence[int], *, n_jobs, progress, desc
+) -> dict:
+    """:func:`sweep_proportions` for each estimator of ``estimators`` (keyed
+    by what varies between them, e.g. the init scale or the depth), under one
+    progress bar; the ``(train_errors, test_errors)`` pairs under the same
+    keys."""
+    n_fits = len(estimators) * len(seeds) * len(preset.proportions)
+    with progress_bar(n_fits, desc=desc, enabled=progress) as bar:
+        return {
+            key: sweep_proportions(estimator, preset, seeds, n_jobs=n_jobs, bar=bar)
+            for key, estimator in estimators.items()
+        }
+
+
+def preset_regressor(preset, device: str, **params) -> PartiallyTrainableRegressor:
+    """The swept estimator: the preset's training budget, no L2 penalty."""
+    return PartiallyTrainableRegressor(
+        learning_rate_init=preset.learning_rate_init,
+        max_iter=preset.max_iter,
+        alpha=0.0,
+        device=device,
+        **params,
+    )
+
+
+def drop_summary(proportions, errors: dict, labels) -> tuple[dict, list[str]]:
+    """Per variant, the P capturing :data:`FRACTION` of the mean training
+    error's drop, and a ``"<P=0> -> <P=1> (label)"`` text of that drop."""
+    means = {key: train.mean(axis=1) for key, (train, _) in errors.items()}
+    measured = {
+        key: proportion_capturing(proportions, mean, FRACTION)
+        for key, mean in means.items()
+    }
+    ends = [
+        f"{mean[0]:.3g} -> {mean[-1]:.3g} ({label})"
+        for mean, label in zip(means.values(), labels, strict=True)
+    ]
+    return measured, ends
+
+
 def _theory_fraction(proportions, preset, init_scale) -> np.ndarray:
     bound = approximation_bound(
         np.asarray(proportions, dtype=float),
@@ -330,27 +374,18 @@ def run_partial(
     preset = select_preset(PARTIAL_PRESETS, scale)
     device = resolve_run_device(device)
     seed_list = resolve_seeds(seeds, preset.n_seeds)
-    n_fits = len(preset.init_scales) * len(seed_list) * len(preset.proportions)
-    errors = {}
-    with progress_bar(n_fits, desc="partial", enabled=progress) as bar:
-        for init_scale in preset.init_scales:
-            estimator = PartiallyTrainableRegressor(
-                hidden_layer_sizes=(preset.width,),
-                init_scale=init_scale,
-                learning_rate_init=preset.learning_rate_init,
-                max_iter=preset.max_iter,
-                alpha=0.0,
-                device=device,
-            )
-            errors[init_scale] = sweep_proportions(
-                estimator, preset, seed_list, n_jobs=n_jobs, bar=bar
-            )
-
-    proportions = np.asarray(preset.proportions)
-    measured = {
-        tau: proportion_capturing(proportions, train.mean(axis=1))
-        for tau, (train, _) in errors.items()
+    estimators = {
+        tau: preset_regressor(
+            preset, device, hidden_layer_sizes=(preset.width,), init_scale=tau
+        )
+        for tau in preset.init_scales
     }
+    errors = sweep_variants(
+        estimators, preset, seed_list, n_jobs=n_jobs, progress=progress, desc="partial"
+    )
+    proportions = np.asarray(preset.proportions)
+    labels = [f"init_scale {tau:g}" for tau in errors]
+    measured, ends = drop_summary(proportions, errors, labels)
     theory = {
         tau: proportion_for_reduction(FRACTION, d=preset.n_features, init_scale=tau)
         for tau in errors
@@ -375,11 +410,6 @@ def run_partial(
                     )
                 )
 
-    labels = [f"init_scale {tau:g}" for tau in errors]
-    ends = [
-        f"{train.mean(axis=1)[0]:.3g} -> {train.mean(axis=1)[-1]:.3g} ({label})"
-        for (train, _), label in zip(errors.values(), labels, strict=True)
-    ]
     summary = (
         f"P capturing 90% of the training-error drop (smallest P on the grid, "
         f"mean of {plural(len(seed_list), 'seed')}): "
