@@ -168,12 +168,19 @@ def proportion_curve(
     return np.stack(train, axis=1), np.stack(test, axis=1)
 
 
-def _random_state_name(estimator) -> str:
-    """``random_state`` or, in a pipeline, ``step__random_state`` of its last step."""
+def random_state_name(estimator) -> str | None:
+    """``random_state`` or, in a pipeline, ``step__random_state`` of its
+    deepest step; None when the estimator has none."""
     names = [n for n in estimator.get_params() if n.split("__")[-1] == "random_state"]
-    if not names:
+    return max(names, key=lambda n: n.count("__")) if names else None
+
+
+def _random_state_name(estimator) -> str:
+    """:func:`random_state_name`, required."""
+    name = random_state_name(estimator)
+    if name is None:
         raise ValueError(
             f"{type(estimator).__name__} has no random_state parameter; pass "
             "random_states=None to sweep without seeds."
         )
-    return max(names, key=lambda n: n.count("__"))
+    return name

@@ -12,6 +12,7 @@ from sklearn.base import clone
 from sklearn.utils import Bunch
 
 from ..exceptions import DivergenceError
+from ._proportion_curve import random_state_name
 
 __all__ = ["estimator_overlap", "sample_ratio_curve"]
 
@@ -49,18 +50,13 @@ def estimator_overlap(estimator, directions) -> float:
     )
 
 
-def _random_state_name(estimator) -> str | None:
-    names = [n for n in estimator.get_params() if n.split("__")[-1] == "random_state"]
-    return max(names, key=lambda n: n.count("__")) if names else None
-
-
 def _one_run(
     estimator, make_data, n_samples, n_features, seed, overlap, success, error_score
 ):
     """``(overlap, succeeded, diverged)`` of one fit."""
     X, y, directions = make_data(n_samples, n_features, random_state=seed)
     model = clone(estimator)
-    name = _random_state_name(model)
+    name = random_state_name(model)
     if name is not None:
         model.set_params(**{name: seed})
     try:
