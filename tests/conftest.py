@@ -42,6 +42,21 @@ def make_sphere_regression(n_samples=400, n_features=5, random_state=0):
     return X, y
 
 
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """Run a module's SVDs and matrix products on one torch thread, then
+    restore the count (opt in with ``pytestmark``).
+
+    On a shared, oversubscribed machine multi-threaded LAPACK calls were
+    measured 10-50 times slower than single-threaded ones; the results do not
+    depend on the thread count beyond rounding.
+    """
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
 @pytest.fixture
 def sphere_regression():
     return make_sphere_regression()

@@ -11,19 +11,8 @@ from sklearn_pt.datasets import make_single_index
 from sklearn_pt.feature_extraction import TwoStepFeatures
 from sklearn_pt.neural_network import TwoStepFeatureLearner
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """Run this module's SVDs and matrix products on one thread.
-
-    On a shared, oversubscribed machine multi-threaded LAPACK calls were
-    measured 10-50 times slower than single-threaded ones; the results do not
-    depend on the thread count beyond rounding.
-    """
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+# SVD-heavy: one torch thread (see the fixture in tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 STEP_PARAMS = {

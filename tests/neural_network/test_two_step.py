@@ -28,18 +28,8 @@ from sklearn_pt.theory import spike_count
 C = (2.0, 2.0)  # step-size constants of the claims below
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """Run this module's SVDs and matrix products on one thread.
-
-    On a shared, oversubscribed machine multi-threaded LAPACK calls were
-    measured 10-50 times slower than single-threaded ones; the results do not
-    depend on the thread count beyond rounding.
-    """
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+# SVD-heavy: one torch thread (see the fixture in tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def small_data(n=160, d=12, seed=0):

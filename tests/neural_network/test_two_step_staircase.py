@@ -23,7 +23,6 @@ cosine 0.08-0.43 (mean 0.18, 0.30); predicted >= 1 at (0.3, 0.3) and
 
 import numpy as np
 import pytest
-import torch
 
 from sklearn_pt.datasets import make_multi_index
 from sklearn_pt.neural_network import TwoStepFeatureLearner
@@ -33,13 +32,8 @@ N_FEATURES = 300
 SEEDS = range(4)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_torch_thread():
-    """One torch thread for this module's SVDs (see test_two_step.py)."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+# SVD-heavy: one torch thread (see the fixture in tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def staircase(z):
