@@ -14,6 +14,7 @@ from sklearn_pt.neural_network import (
     PartiallyTrainableRegressor,
     TwoStepFeatureLearner,
 )
+from sklearn_pt.spectral import WeightSpectrum
 
 ESTIMATORS = [
     # The default precision, float32.
@@ -79,6 +80,9 @@ ESTIMATORS = [
     ),
     SpectralEstimator(),
     SpectralEstimator(n_components=2, preprocessing="trimming"),
+    # fit(W) on a weight matrix (one row per neuron); no predict/transform.
+    WeightSpectrum(),
+    WeightSpectrum(edge="mp", margin=0.02),
 ]
 
 # These two checks compare predict on a subset (or a permutation) of X with

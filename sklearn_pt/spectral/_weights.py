@@ -201,6 +201,9 @@ class WeightSpectrum(BaseEstimator):
         Spectrum of ``reference`` when one is given.
     shape_ : tuple of int
         ``(N, d)``.
+    n_features_in_ : int
+        ``d``, the number of columns of the fitted ``W`` (one per input
+        feature of the layer), as scikit-learn's estimators record it.
 
     See Also
     --------
@@ -374,6 +377,7 @@ class WeightSpectrum(BaseEstimator):
         self.outlier_vectors_ = self.components_[:n_outliers].copy()
         self.reference_singular_values_ = reference_s
         self.shape_ = (n_rows, n_cols)
+        self.n_features_in_ = n_cols
         self._scale = scale
         return self
 
