@@ -19,8 +19,10 @@ so one optimiser on stacked tensors is ``K`` independent ones; the weight decay
 same ``tol``/``n_iter_no_change`` stopping rule per network and the same
 divergence checks. A stopped network's weights are kept fixed, and so are
 frozen rows (restored after each step, bitwise). What differs is the order of
-floating-point operations inside the batched matrix products, so results agree
-to rounding: about 1e-12 relative in float64.
+floating-point operations inside the batched matrix products and in the
+hand-derived backward pass
+(:meth:`~sklearn_pt.nn._batched.BatchedPartiallyTrainableMLP.squared_error_gradients_`),
+so results agree to rounding: about 1e-12 relative in float64.
 """
 
 from __future__ import annotations
@@ -269,11 +271,6 @@ def _batched_optimizer(module, solver, learning_rate, weight_decay):
     return torch.optim.SGD(groups, lr=learning_rate, fused=fused)
 
 
-def _per_model_loss(prediction: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """``0.5 * mean((prediction - target) ** 2)`` per network: shape (K,)."""
-    return 0.5 * (prediction - target).square().mean(dim=(1, 2))
-
-
 def _batched_stepper(
     module,
     X,
@@ -306,12 +303,10 @@ def _batched_stepper(
         return 0.5 * weight_decay * module.squared_weight_norms()
 
     def take_step(inputs, targets) -> torch.Tensor:
-        optimizer.zero_grad()
-        losses = _per_model_loss(module(inputs), targets)
-        losses.sum().backward()
+        losses = module.squared_error_gradients_(inputs, targets)
         optimizer.step()
         module.restore_fixed_()
-        return losses.detach()
+        return losses
 
     def full_batch_step(active) -> list[float]:
         with torch.no_grad():

@@ -4,11 +4,18 @@ A sweep over the trainable proportion ``P`` and the seed trains ``K`` networks
 that differ only in their initial weights and in which neurons are trainable.
 :class:`BatchedPartiallyTrainableMLP` holds their weights as stacked tensors
 ``(K, out, in)`` and evaluates all of them with one :func:`torch.baddbmm` per
-layer, so one optimiser step updates the ``K`` networks at once.
+layer, so one optimiser step updates the ``K`` networks at once. Its training
+step (:meth:`BatchedPartiallyTrainableMLP.squared_error_gradients_`) is a
+hand-derived backward pass in reusable buffers rather than autograd: at the
+sizes of a phase-transition sweep the step is bound by passes over the
+``(K, batch, width)`` activations, and autograd's fresh allocations and
+separate ReLU-mask and bias-gradient passes cost about as much as the
+products themselves.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
@@ -107,6 +114,9 @@ class BatchedPartiallyTrainableMLP(nn.Module):
         self._reference = None
         self._update_masks = None
         self._has_fixed_entries = False
+        self._workspace: dict[str, torch.Tensor] = {}
+        # Whether some network trains layer l (the masks are fixed).
+        self._layer_trains = [bool(mask.any()) for mask in self.trainable_masks]
 
     @classmethod
     def from_modules(
@@ -164,6 +174,156 @@ class BatchedPartiallyTrainableMLP(nn.Module):
         for weight, bias in zip(self.hidden_weights, self.hidden_biases, strict=True):
             x = F.relu(batched_linear(x, weight, bias))
         return batched_linear(x, self.readout_weight, self.readout_bias)
+
+    @torch.no_grad()
+    def squared_error_gradients_(
+        self, x: torch.Tensor, y: torch.Tensor, *, max_elements: int = 2**22
+    ) -> torch.Tensor:
+        """Each network's loss ``0.5 * mean((f_k(x[k]) - y[k]) ** 2)``, with
+        its gradient written into the parameters' ``.grad``.
+
+        This is the training step's forward and backward pass, derived by
+        hand instead of through autograd: it computes what
+        ``losses.sum().backward()`` would (the same products, to rounding) but
+        in reusable buffers, with the ReLU mask applied in place, and only the
+        gradients that something trainable needs (no weight gradient for a
+        layer frozen in every network, no backpropagation below the lowest
+        layer with a trainable neuron). It keeps at most about
+        ``max_elements`` hidden activations at a time, processing the rows in
+        chunks and summing their gradients, which bounds the memory of
+        full-batch steps.
+
+        Parameters
+        ----------
+        x : Tensor of shape (K, n, n_features)
+            Network ``k``'s inputs ``x[k]``.
+        y : Tensor of shape (K, n, n_outputs)
+            Its targets.
+        max_elements : int, default=2**22
+            Hidden activations held at once (per layer), in elements.
+
+        Returns
+        -------
+        Tensor of shape (K,)
+            The losses (without any weight penalty).
+        """
+        n_models, n_rows, n_outputs = y.shape
+        widths = [weight.shape[1] for weight in self.hidden_weights]
+        chunk = max(1, min(n_rows, max_elements // (n_models * max(widths))))
+        layer_trains = self._layer_trains
+        lowest = layer_trains.index(True) if any(layer_trains) else None
+        # Weight gradients accumulate as (K, in, out): x^T g is the fast layout.
+        weight_grads = [
+            self._scratch(
+                f"weight_grad_{i}", (n_models, w.shape[2], w.shape[1])
+            ).zero_()
+            if trains
+            else None
+            for i, (w, trains) in enumerate(
+                zip(self.hidden_weights, layer_trains, strict=True)
+            )
+        ]
+        bias_grads = [
+            _grad_of(b).zero_() if trains else None
+            for b, trains in zip(self.hidden_biases, layer_trains, strict=True)
+        ]
+        readout_weight_grad = _grad_of(self.readout_weight).zero_()
+        readout_bias_grad = _grad_of(self.readout_bias).zero_()
+        scale = 1.0 / (n_rows * n_outputs)
+        squared_errors = y.new_zeros(n_models)
+        for start in range(0, n_rows, chunk):
+            rows = slice(start, start + chunk)
+            n = min(chunk, n_rows - start)
+            activations = [x[:, rows]]
+            for depth, (weight, bias) in enumerate(
+                zip(self.hidden_weights, self.hidden_biases, strict=True)
+            ):
+                hidden = self._scratch(f"hidden_{depth}", (n_models, n, widths[depth]))
+                torch.baddbmm(bias.unsqueeze(1), activations[-1], weight.mT, out=hidden)
+                activations.append(hidden.clamp_min_(0.0))
+            residual = torch.baddbmm(
+                self.readout_bias.unsqueeze(1),
+                activations[-1],
+                self.readout_weight.mT,
+            ).sub_(y[:, rows])
+            squared_errors += residual.square().sum((1, 2))
+            residual.mul_(scale)
+            readout_bias_grad += residual.sum(1)
+            readout_weight_grad.baddbmm_(residual.mT, activations[-1])
+            if lowest is None:
+                continue
+            if lowest == len(widths) - 1 and n_outputs == 1:
+                self._top_layer_gradients(
+                    activations, residual, weight_grads[-1], bias_grads[-1]
+                )
+                continue
+            upstream = self._scratch("upstream_0", (n_models, n, widths[-1]))
+            if n_outputs == 1:  # an outer product, faster than a bmm over 1
+                torch.mul(residual, self.readout_weight, out=upstream)
+            else:
+                torch.bmm(residual, self.readout_weight, out=upstream)
+            for depth in reversed(range(lowest, len(widths))):
+                # ReLU backward, in place: keep the gradient where the unit is on.
+                torch.ops.aten.threshold_backward.grad_input(
+                    upstream, activations[depth + 1], 0.0, grad_input=upstream
+                )
+                if layer_trains[depth]:
+                    weight_grads[depth].baddbmm_(activations[depth].mT, upstream)
+                    bias_grads[depth] += upstream.sum(1)
+                if depth > lowest:
+                    below = self._scratch(
+                        f"upstream_{depth % 2 + 1}", (n_models, n, widths[depth - 1])
+                    )
+                    upstream = torch.bmm(
+                        upstream, self.hidden_weights[depth], out=below
+                    )
+        for weight, grad in zip(self.hidden_weights, weight_grads, strict=True):
+            if grad is None:
+                weight.grad = None  # frozen in every network: skipped by the step
+            else:
+                _grad_of(weight).copy_(grad.mT)
+        for bias, grad in zip(self.hidden_biases, bias_grads, strict=True):
+            if grad is None:
+                bias.grad = None
+        return squared_errors.mul_(0.5 * scale)
+
+    def _top_layer_gradients(self, activations, residual, weight_grad, bias_grad):
+        """Add the last hidden layer's gradients for one output, in one product.
+
+        With ``r`` the scaled residual (K, n, 1), ``a`` the readout row and
+        ``M = 1[h > 0] = sign(h)`` the units that are on, the pre-activation
+        gradient is ``r a^T * M``, so the weight and bias gradients are
+        ``[x * r, r]^T M`` with column ``j`` scaled by ``a_j``: one ``bmm``
+        instead of building ``r a^T * M`` (two passes over the activations)
+        and multiplying it by the inputs.
+        """
+        hidden, inputs = activations[-1], activations[-2]
+        n_models, n_rows, n_in = inputs.shape
+        on = self._scratch("on", hidden.shape)
+        torch.sign(hidden, out=on)
+        lhs = self._scratch("scaled_inputs", (n_models, n_rows, n_in + 1))
+        torch.mul(inputs, residual, out=lhs[:, :, :n_in])
+        lhs[:, :, n_in:] = residual
+        product = self._scratch("top_product", (n_models, n_in + 1, hidden.shape[2]))
+        torch.bmm(lhs.mT, on, out=product)
+        product.mul_(self.readout_weight)
+        weight_grad += product[:, :n_in]
+        bias_grad += product[:, n_in]
+
+    def _scratch(self, name: str, shape: tuple[int, ...]) -> torch.Tensor:
+        """A reusable buffer viewed as ``shape`` (contents undefined).
+
+        Allocating the large activation tensors afresh at every step costs
+        more than the products that fill them (page faults), so they live in
+        flat buffers that grow to the largest size requested.
+        """
+        numel = math.prod(shape)
+        flat = self._workspace.get(name)
+        if flat is None or flat.numel() < numel:
+            reference = self.readout_bias
+            flat = torch.empty(numel, dtype=reference.dtype, device=reference.device)
+            self._workspace[name] = flat
+        return flat[:numel].view(shape)
 
     def decayed_parameters(self) -> list[nn.Parameter]:
         """The weight matrices (what the L2 penalty applies to)."""
@@ -228,7 +388,7 @@ class BatchedPartiallyTrainableMLP(nn.Module):
         for param, reference, mask in zip(
             self._ordered_parameters(), self._reference, self._update_masks, strict=True
         ):
-            param.copy_(torch.where(mask, param, reference))
+            torch.where(mask, param, reference, out=param)
 
     def _ordered_parameters(self) -> list[nn.Parameter]:
         return [
@@ -255,41 +415,6 @@ class BatchedPartiallyTrainableMLP(nn.Module):
             module.readout.bias.copy_(self.readout_bias[k])
 
 
-class _BatchedLinear(torch.autograd.Function):
-    """``x[k] @ weight[k].T + bias[k]`` for every network ``k``, with a
-    backward pass laid out for speed.
-
-    The values are those of ``torch.baddbmm`` and its autograd backward; two
-    products are computed in a faster layout (measured on one CPU thread,
-    ``K=16``, a batch of 200, width 512, d=20, float32): the weight gradient as
-    ``(x^T g)^T`` rather than ``g^T x`` (58 us instead of 127 us per network),
-    and, for a single output, the input gradient as the broadcast product
-    ``g * weight`` rather than a ``bmm`` with an inner dimension of 1 (10 us
-    instead of 24 us).
-    """
-
-    @staticmethod
-    def forward(x, weight, bias):
-        return torch.baddbmm(bias.unsqueeze(1), x, weight.mT)
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        x, weight, _ = inputs
-        ctx.save_for_backward(x, weight)
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, weight = ctx.saved_tensors
-        grad_x = grad_weight = grad_bias = None
-        if ctx.needs_input_grad[0]:
-            grad_x = grad * weight if weight.shape[1] == 1 else torch.bmm(grad, weight)
-        if ctx.needs_input_grad[1]:
-            grad_weight = torch.bmm(x.mT, grad).mT.contiguous()
-        if ctx.needs_input_grad[2]:
-            grad_bias = grad.sum(1)
-        return grad_x, grad_weight, grad_bias
-
-
 def batched_linear(
     x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor
 ) -> torch.Tensor:
@@ -314,7 +439,14 @@ def batched_linear(
     >>> batched_linear(x, w, b).shape
     torch.Size([2, 3, 5])
     """
-    return _BatchedLinear.apply(x, weight, bias)
+    return torch.baddbmm(bias.unsqueeze(1), x, weight.mT)
+
+
+def _grad_of(param: nn.Parameter) -> torch.Tensor:
+    """``param.grad``, allocated (uninitialised) if there is none."""
+    if param.grad is None:
+        param.grad = torch.empty_like(param)
+    return param.grad
 
 
 def _shapes(module: PartiallyTrainableMLP) -> tuple:

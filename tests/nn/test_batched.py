@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from sklearn_pt.nn import PartiallyTrainableMLP
-from sklearn_pt.nn._batched import BatchedPartiallyTrainableMLP, batched_linear
+from sklearn_pt.nn._batched import BatchedPartiallyTrainableMLP
 
 
 def seeded():
@@ -115,27 +115,40 @@ def test_shapes_must_agree():
         )
 
 
-@pytest.mark.parametrize("n_outputs", [1, 3])
-def test_batched_linear_gradients_match_autograd_of_baddbmm(n_outputs):
-    generator = torch.Generator().manual_seed(0)
+@pytest.mark.parametrize(
+    "proportions, sizes, n_outputs",
+    [
+        ((0.0, 0.4, 1.0), (12,), 1),  # one product for the last layer
+        ((0.0, 0.4, 1.0), (12, 7), 2),  # backpropagation through two layers
+        (((0.0, 0.5), (0.0, 1.0)), (12, 7), 1),  # only the last layer trains
+        (((0.5, 0.0), (1.0, 0.0)), (12, 7), 1),  # last layer frozen everywhere
+        ((0.0, 0.0), (12, 7), 3),  # random features: the readout only
+    ],
+)
+@pytest.mark.parametrize("max_elements", [2**22, 1])
+def test_squared_error_gradients_match_autograd(
+    proportions, sizes, n_outputs, max_elements
+):
+    """The hand-derived backward pass gives autograd's losses and gradients,
+    also when it splits the rows into chunks (max_elements=1: one row at a
+    time); a layer frozen in every network gets no gradient at all."""
+    nets = networks(proportions=proportions, sizes=sizes, n_outputs=n_outputs)
+    batch = BatchedPartiallyTrainableMLP.from_modules(nets)
+    generator = seeded()
+    x = torch.randn(len(nets), 9, 4, generator=generator, dtype=torch.float64)
+    y = torch.randn(len(nets), 9, n_outputs, generator=generator, dtype=torch.float64)
 
-    def draw(*shape):
-        return torch.randn(*shape, generator=generator, dtype=torch.float64)
-
-    x, weight, bias = draw(4, 6, 5), draw(4, n_outputs, 5), draw(4, n_outputs)
-    upstream = draw(4, 6, n_outputs)
-    grads = []
-    for function in (
-        batched_linear,
-        lambda a, w, b: torch.baddbmm(b.unsqueeze(1), a, w.mT),
-    ):
-        inputs = [t.clone().requires_grad_() for t in (x, weight, bias)]
-        output = function(*inputs)
-        torch.autograd.backward(output, upstream)
-        grads.append([output.detach(), *(t.grad for t in inputs)])
-    for ours, reference in zip(*grads, strict=True):
-        torch.testing.assert_close(ours, reference, rtol=1e-12, atol=1e-12)
-    assert torch.autograd.gradcheck(
-        batched_linear,
-        [t.clone().requires_grad_() for t in (x, weight, bias)],
-    )
+    expected = 0.5 * (batch(x) - y).square().mean(dim=(1, 2))
+    expected.sum().backward()
+    reference = [p.grad.clone() for p in batch.parameters()]
+    batch.zero_grad(set_to_none=True)
+    for _ in range(2):  # the second call reuses the buffers and .grad tensors
+        losses = batch.squared_error_gradients_(x, y, max_elements=max_elements)
+    torch.testing.assert_close(losses, expected.detach(), rtol=1e-12, atol=1e-14)
+    for name, param in batch.named_parameters():
+        grad = reference.pop(0)
+        if param.grad is None:
+            depth = int(name.rsplit(".", 1)[-1])
+            assert not batch.trainable_masks[depth].any(), name
+            continue
+        torch.testing.assert_close(param.grad, grad, rtol=1e-12, atol=1e-14)
