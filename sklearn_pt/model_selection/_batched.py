@@ -52,7 +52,7 @@ from .._engine import (
 )
 from ..exceptions import ConvergenceWarning, DivergenceError
 from ..neural_network import PartiallyTrainableRegressor
-from ..nn._batched import BatchedPartiallyTrainableMLP
+from ..nn._batched import BatchedPartiallyTrainableMLP, append_ones
 
 __all__ = [
     "BATCHED_PARAMETERS",
@@ -251,24 +251,18 @@ def _diverged(loss, initial_loss, iteration, solver, learning_rate) -> Divergenc
     )
 
 
-def _batched_optimizer(module, solver, learning_rate, weight_decay):
-    """One optimiser over the stacked parameters, configured as the engine's."""
-    decayed, biases = module.decayed_parameters(), module.bias_parameters()
-    if weight_decay == 0.0:
-        groups = [{"params": decayed + biases}]
-    else:
-        groups = [
-            {"params": decayed, "weight_decay": weight_decay},
-            {"params": biases},
-        ]
-    fused = _fused_supported(decayed + biases)
+def _batched_optimizer(module, solver, learning_rate):
+    """One optimiser over the stacked parameters, configured as the engine's
+    (its weight decay is added to the gradients by the module)."""
+    params = list(module.parameters())
+    fused = _fused_supported(params)
     if solver == "adam":
-        return torch.optim.Adam(groups, lr=learning_rate, fused=fused)
+        return torch.optim.Adam(params, lr=learning_rate, fused=fused)
     if solver == "sgd":
         return torch.optim.SGD(
-            groups, lr=learning_rate, momentum=0.9, nesterov=True, fused=fused
+            params, lr=learning_rate, momentum=0.9, nesterov=True, fused=fused
         )
-    return torch.optim.SGD(groups, lr=learning_rate, fused=fused)
+    return torch.optim.SGD(params, lr=learning_rate, fused=fused)
 
 
 def _batched_stepper(
@@ -289,8 +283,9 @@ def _batched_stepper(
     training and gives each network's objective as a list of floats (entries
     of stopped networks are meaningless).
     """
-    optimizer = _batched_optimizer(module, solver, learning_rate, weight_decay)
+    optimizer = _batched_optimizer(module, solver, learning_rate)
     n_models, n_samples = module.n_models, X.shape[0]
+    X = append_ones(X)  # the first layer's bias input
     if solver == "gd":
         batch_size = n_samples
     elif batch_size == "auto":
@@ -303,7 +298,9 @@ def _batched_stepper(
         return 0.5 * weight_decay * module.squared_weight_norms()
 
     def take_step(inputs, targets) -> torch.Tensor:
-        losses = module.squared_error_gradients_(inputs, targets)
+        losses = module.squared_error_gradients_(
+            inputs, targets, weight_decay=weight_decay
+        )
         optimizer.step()
         module.restore_fixed_()
         return losses
@@ -334,9 +331,12 @@ def _batched_stepper(
         ]
         return torch.stack(rows).to(X.device)
 
+    def gather(data, index) -> torch.Tensor:
+        return data.index_select(0, index.reshape(-1)).view(*index.shape, -1)
+
     def epoch(active) -> list[float]:
         batch_losses = [
-            take_step(X[index], y[index])
+            take_step(gather(X, index), gather(y, index))
             for index in orders(active).split(batch_size, dim=1)
         ]
         with torch.no_grad():

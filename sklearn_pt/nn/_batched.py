@@ -2,21 +2,29 @@
 
 A sweep over the trainable proportion ``P`` and the seed trains ``K`` networks
 that differ only in their initial weights and in which neurons are trainable.
-:class:`BatchedPartiallyTrainableMLP` holds their weights as stacked tensors
-``(K, out, in)`` and evaluates all of them with one :func:`torch.baddbmm` per
-layer, so one optimiser step updates the ``K`` networks at once. Its training
-step (:meth:`BatchedPartiallyTrainableMLP.squared_error_gradients_`) is a
-hand-derived backward pass in reusable buffers rather than autograd: at the
-sizes of a phase-transition sweep the step is bound by passes over the
-``(K, batch, width)`` activations, and autograd's fresh allocations and
-separate ReLU-mask and bias-gradient passes cost about as much as the
-products themselves.
+:class:`BatchedPartiallyTrainableMLP` holds each layer of the ``K`` networks as
+one stacked tensor and evaluates all of them with one batched matrix product
+per layer, so one optimiser step updates the ``K`` networks at once.
+
+Each layer is stored *augmented and transposed*, ``(K, in + 1, out)``: rows
+``:in`` hold ``W^T`` and the last row the bias, so that ``[x, 1] @ layer`` is
+the affine map. Its training step
+(:meth:`BatchedPartiallyTrainableMLP.squared_error_gradients_`) is a
+hand-derived backward pass in reusable buffers rather than autograd. At the
+sizes of a phase-transition sweep the step is bound by the two products with
+the ``(K, batch, width)`` activations and by the passes over them; the layout
+removes every pass it can: the first layer is one product of the inputs with a
+column of ones (no bias broadcast), its weight and bias gradients come out of
+one product already in the parameter's layout (no transposed copy), and when
+only the last hidden layer trains (one output) the readout gradient follows
+from the product that gives that layer's gradient (no third product).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -24,7 +32,7 @@ from torch import nn
 
 from ._partial import PartiallyTrainableMLP
 
-__all__ = ["BatchedPartiallyTrainableMLP", "batched_linear"]
+__all__ = ["BatchedPartiallyTrainableMLP", "append_ones"]
 
 
 class BatchedPartiallyTrainableMLP(nn.Module):
@@ -32,13 +40,14 @@ class BatchedPartiallyTrainableMLP(nn.Module):
 
     Network ``k`` computes the same function as the
     :class:`~sklearn_pt.nn.PartiallyTrainableMLP` it was stacked from: hidden
-    layers ``relu(x @ W_l[k].T + b_l[k])`` and a linear readout. Every weight
-    is one stacked :class:`~torch.nn.Parameter` holding all rows, trainable and
-    frozen; the per-network masks say which rows may change, and
-    :meth:`restore_fixed_` puts back the rows that may not (frozen neurons, and
-    every weight of a network that has stopped training) after an optimiser
-    step. Because the networks share no weights, the gradient of the sum of
-    their losses gives each network exactly the gradient of its own loss.
+    layers ``relu(x @ W_l[k].T + b_l[k])`` and a linear readout. Each layer is
+    one stacked :class:`~torch.nn.Parameter` of shape ``(K, in + 1, out)``
+    (``W^T`` over the bias row) holding all neurons, trainable and frozen; the
+    per-network masks say which neurons may change, and :meth:`restore_fixed_`
+    puts back those that may not (frozen neurons, and every weight of a
+    network that has stopped training) after an optimiser step. Because the
+    networks share no weights, the gradient of the sum of their losses gives
+    each network exactly the gradient of its own loss.
 
     Parameters
     ----------
@@ -53,8 +62,14 @@ class BatchedPartiallyTrainableMLP(nn.Module):
 
     Attributes
     ----------
-    hidden_weights, hidden_biases : ParameterList
-    readout_weight, readout_bias : Parameter
+    layers : ParameterList of Parameter of shape (K, in_l + 1, out_l)
+        The hidden layers, augmented and transposed.
+    readout : Parameter of shape (K, n_outputs, out_last + 1)
+        The readout weights and biases side by side, ``[W | b]`` (the layout
+        in which its products with the activations are fast).
+    hidden_weights, hidden_biases, readout_weight, readout_bias : views
+        The parameters in the layout they were given in (views of ``layers``
+        and ``readout``: editing them in place edits the networks).
     n_models : int
         ``K``.
 
@@ -76,6 +91,8 @@ class BatchedPartiallyTrainableMLP(nn.Module):
     ...                               trainable_proportion=p, random_state=0)
     ...         for p in (0.0, 0.5)]
     >>> batch = BatchedPartiallyTrainableMLP.from_modules(nets)
+    >>> batch.layers[0].shape
+    torch.Size([2, 4, 8])
     >>> x = torch.ones(4, 3) / 3 ** 0.5
     >>> out = batch(x.expand(2, 4, 3))
     >>> out.shape
@@ -99,24 +116,28 @@ class BatchedPartiallyTrainableMLP(nn.Module):
                 f"per hidden layer; got {len(hidden_weights)}, {len(hidden_biases)} "
                 f"and {len(trainable_masks)}."
             )
-        self.hidden_weights = nn.ParameterList(
-            nn.Parameter(w.detach().clone()) for w in hidden_weights
+        self.layers = nn.ParameterList(
+            nn.Parameter(_augmented(w, b))
+            for w, b in zip(hidden_weights, hidden_biases, strict=True)
         )
-        self.hidden_biases = nn.ParameterList(
-            nn.Parameter(b.detach().clone()) for b in hidden_biases
+        self.readout = nn.Parameter(
+            torch.cat([readout_weight.detach(), readout_bias.detach()[..., None]], 2)
         )
-        self.readout_weight = nn.Parameter(readout_weight.detach().clone())
-        self.readout_bias = nn.Parameter(readout_bias.detach().clone())
         for depth, mask in enumerate(trainable_masks):
             mask = torch.as_tensor(mask, dtype=torch.bool, device=readout_bias.device)
             self.register_buffer(f"trainable_mask_{depth}", mask)
         self._n_layers = len(hidden_weights)
-        self._reference = None
-        self._update_masks = None
-        self._has_fixed_entries = False
+        self._reference: list[torch.Tensor] = []
+        self._update_masks: list[torch.Tensor] | None = None
+        self._restored: list[tuple[nn.Parameter, torch.Tensor, torch.Tensor]] = []
         self._workspace: dict[str, torch.Tensor] = {}
+        self._scratch_views: dict[tuple, torch.Tensor] = {}
+        self._views: _StepViews | None = None
         # Whether some network trains layer l (the masks are fixed).
         self._layer_trains = [bool(mask.any()) for mask in self.trainable_masks]
+        trained = [d for d, trains in enumerate(self._layer_trains) if trains]
+        self._lowest_trained = trained[0] if trained else None
+        self._max_width = max((layer.shape[2] for layer in self.layers), default=1)
 
     @classmethod
     def from_modules(
@@ -155,12 +176,32 @@ class BatchedPartiallyTrainableMLP(nn.Module):
 
     @property
     def n_models(self) -> int:
-        return self.readout_bias.shape[0]
+        return self.readout.shape[0]
 
     @property
     def trainable_masks(self) -> list[torch.Tensor]:
         """Per hidden layer, the bool ``(K, out_l)`` mask of trainable neurons."""
         return [getattr(self, f"trainable_mask_{i}") for i in range(self._n_layers)]
+
+    @property
+    def hidden_weights(self) -> list[torch.Tensor]:
+        """Per hidden layer, the ``(K, out_l, in_l)`` weights (views)."""
+        return [layer[:, :-1].mT for layer in self.layers]
+
+    @property
+    def hidden_biases(self) -> list[torch.Tensor]:
+        """Per hidden layer, the ``(K, out_l)`` biases (views)."""
+        return [layer[:, -1] for layer in self.layers]
+
+    @property
+    def readout_weight(self) -> torch.Tensor:
+        """The ``(K, n_outputs, out_last)`` readout weights (a view)."""
+        return self.readout[:, :, :-1]
+
+    @property
+    def readout_bias(self) -> torch.Tensor:
+        """The ``(K, n_outputs)`` readout biases (a view)."""
+        return self.readout[:, :, -1]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Outputs ``(K, n, n_outputs)`` of network ``k`` on ``x[k]``.
@@ -171,144 +212,184 @@ class BatchedPartiallyTrainableMLP(nn.Module):
             One batch of inputs per network (``x.expand(K, -1, -1)`` to give the
             same inputs to all).
         """
-        for weight, bias in zip(self.hidden_weights, self.hidden_biases, strict=True):
-            x = F.relu(batched_linear(x, weight, bias))
-        return batched_linear(x, self.readout_weight, self.readout_bias)
+        for layer in self.layers:
+            x = F.relu(_affine(x, layer))
+        bias = self.readout_bias.unsqueeze(1)
+        return torch.baddbmm(bias, x, self.readout_weight.mT)
 
     @torch.no_grad()
     def squared_error_gradients_(
-        self, x: torch.Tensor, y: torch.Tensor, *, max_elements: int = 2**22
+        self,
+        x: torch.Tensor,
+        y: torch.Tensor,
+        *,
+        weight_decay: float = 0.0,
+        max_elements: int = 2**22,
     ) -> torch.Tensor:
         """Each network's loss ``0.5 * mean((f_k(x[k]) - y[k]) ** 2)``, with
-        its gradient written into the parameters' ``.grad``.
+        the gradient of ``loss + 0.5 * weight_decay * ||W||^2`` written into
+        the parameters' ``.grad``.
 
         This is the training step's forward and backward pass, derived by
-        hand instead of through autograd: it computes what
-        ``losses.sum().backward()`` would (the same products, to rounding) but
-        in reusable buffers, with the ReLU mask applied in place, and only the
-        gradients that something trainable needs (no weight gradient for a
-        layer frozen in every network, no backpropagation below the lowest
-        layer with a trainable neuron). It keeps at most about
-        ``max_elements`` hidden activations at a time, processing the rows in
-        chunks and summing their gradients, which bounds the memory of
-        full-batch steps.
+        hand instead of through autograd: it computes what autograd would (the
+        same products, to rounding) but in reusable buffers, with the ReLU
+        mask applied in place, and only the gradients that something trainable
+        needs (none for a layer frozen in every network, no backpropagation
+        below the lowest layer with a trainable neuron). The weight decay is
+        the optimiser's L2 penalty, applied to the weights and not to the
+        biases. At most about ``max_elements`` hidden activations are held at
+        a time: the rows are processed in chunks whose gradients add up, which
+        bounds the memory of full-batch steps.
 
         Parameters
         ----------
-        x : Tensor of shape (K, n, n_features)
-            Network ``k``'s inputs ``x[k]``.
+        x : Tensor of shape (K, n, n_features + 1)
+            Network ``k``'s inputs ``x[k]`` followed by a column of ones (the
+            first layer's bias input, see :func:`append_ones`).
         y : Tensor of shape (K, n, n_outputs)
             Its targets.
+        weight_decay : float, default=0.0
+            L2 penalty coefficient added to the weight gradients.
         max_elements : int, default=2**22
             Hidden activations held at once (per layer), in elements.
 
         Returns
         -------
         Tensor of shape (K,)
-            The losses (without any weight penalty).
+            The losses (without the weight penalty).
         """
         n_models, n_rows, n_outputs = y.shape
-        widths = [weight.shape[1] for weight in self.hidden_weights]
-        chunk = max(1, min(n_rows, max_elements // (n_models * max(widths))))
-        layer_trains = self._layer_trains
-        lowest = layer_trains.index(True) if any(layer_trains) else None
-        # Weight gradients accumulate as (K, in, out): x^T g is the fast layout.
-        weight_grads = [
-            self._scratch(
-                f"weight_grad_{i}", (n_models, w.shape[2], w.shape[1])
-            ).zero_()
-            if trains
-            else None
-            for i, (w, trains) in enumerate(
-                zip(self.hidden_weights, layer_trains, strict=True)
-            )
-        ]
-        bias_grads = [
-            _grad_of(b).zero_() if trains else None
-            for b, trains in zip(self.hidden_biases, layer_trains, strict=True)
-        ]
-        readout_weight_grad = _grad_of(self.readout_weight).zero_()
-        readout_bias_grad = _grad_of(self.readout_bias).zero_()
+        views = self._step_views()
+        for grad in (*views.grads, views.readout_grad):
+            if grad is not None:
+                grad.zero_()
+        lowest = self._lowest_trained
+        top_layer_only = lowest == self._n_layers - 1 and n_outputs == 1
         scale = 1.0 / (n_rows * n_outputs)
         squared_errors = y.new_zeros(n_models)
+        chunk = max(1, min(n_rows, max_elements // (n_models * self._max_width)))
         for start in range(0, n_rows, chunk):
             rows = slice(start, start + chunk)
-            n = min(chunk, n_rows - start)
-            activations = [x[:, rows]]
-            for depth, (weight, bias) in enumerate(
-                zip(self.hidden_weights, self.hidden_biases, strict=True)
-            ):
-                hidden = self._scratch(f"hidden_{depth}", (n_models, n, widths[depth]))
-                torch.baddbmm(bias.unsqueeze(1), activations[-1], weight.mT, out=hidden)
-                activations.append(hidden.clamp_min_(0.0))
+            x_rows, y_rows = (x[:, rows], y[:, rows]) if chunk < n_rows else (x, y)
+            activations = self._hidden_activations(x_rows, views)
             residual = torch.baddbmm(
-                self.readout_bias.unsqueeze(1),
-                activations[-1],
-                self.readout_weight.mT,
-            ).sub_(y[:, rows])
+                views.readout_bias, activations[-1], views.readout_weight.mT
+            ).sub_(y_rows)
             squared_errors += residual.square().sum((1, 2))
             residual.mul_(scale)
-            readout_bias_grad += residual.sum(1)
-            readout_weight_grad.baddbmm_(residual.mT, activations[-1])
-            if lowest is None:
+            views.readout_grad_bias.add_(residual.sum(1))
+            if top_layer_only:
+                self._top_layer_gradients(activations, residual, views)
                 continue
-            if lowest == len(widths) - 1 and n_outputs == 1:
-                self._top_layer_gradients(
-                    activations, residual, weight_grads[-1], bias_grads[-1]
-                )
-                continue
-            upstream = self._scratch("upstream_0", (n_models, n, widths[-1]))
-            if n_outputs == 1:  # an outer product, faster than a bmm over 1
-                torch.mul(residual, self.readout_weight, out=upstream)
-            else:
-                torch.bmm(residual, self.readout_weight, out=upstream)
-            for depth in reversed(range(lowest, len(widths))):
-                # ReLU backward, in place: keep the gradient where the unit is on.
-                torch.ops.aten.threshold_backward.grad_input(
-                    upstream, activations[depth + 1], 0.0, grad_input=upstream
-                )
-                if layer_trains[depth]:
-                    weight_grads[depth].baddbmm_(activations[depth].mT, upstream)
-                    bias_grads[depth] += upstream.sum(1)
-                if depth > lowest:
-                    below = self._scratch(
-                        f"upstream_{depth % 2 + 1}", (n_models, n, widths[depth - 1])
-                    )
-                    upstream = torch.bmm(
-                        upstream, self.hidden_weights[depth], out=below
-                    )
-        for weight, grad in zip(self.hidden_weights, weight_grads, strict=True):
-            if grad is None:
-                weight.grad = None  # frozen in every network: skipped by the step
-            else:
-                _grad_of(weight).copy_(grad.mT)
-        for bias, grad in zip(self.hidden_biases, bias_grads, strict=True):
-            if grad is None:
-                bias.grad = None
+            views.readout_grad_weight.baddbmm_(residual.mT, activations[-1])
+            if lowest is not None:
+                self._backpropagate(activations, residual, views, lowest)
+        if weight_decay:
+            for weight, grad in zip(views.weights, views.grads, strict=True):
+                if grad is not None:
+                    grad[:, :-1].add_(weight, alpha=weight_decay)
+            views.readout_grad_weight.add_(views.readout_weight, alpha=weight_decay)
         return squared_errors.mul_(0.5 * scale)
 
-    def _top_layer_gradients(self, activations, residual, weight_grad, bias_grad):
-        """Add the last hidden layer's gradients for one output, in one product.
+    def _step_views(self) -> _StepViews:
+        """The views of the parameters and gradients a training step uses.
 
-        With ``r`` the scaled residual (K, n, 1), ``a`` the readout row and
-        ``M = 1[h > 0] = sign(h)`` the units that are on, the pre-activation
-        gradient is ``r a^T * M``, so the weight and bias gradients are
-        ``[x * r, r]^T M`` with column ``j`` scaled by ``a_j``: one ``bmm``
+        Built once (and again if the parameters move, e.g. to another device):
+        at the sizes of a sweep each slicing costs as much as a small product.
+        The gradients live in buffers of the module, given to the parameters'
+        ``.grad`` (none for a layer frozen in every network).
+        """
+        params = [*self.layers, self.readout]
+        key = tuple(param.data_ptr() for param in params)
+        views = self._views
+        if views is None or views.key != key:
+            grads = [
+                torch.zeros_like(layer) if trains else None
+                for layer, trains in zip(self.layers, self._layer_trains, strict=True)
+            ]
+            readout_grad = torch.zeros_like(self.readout)
+            views = self._views = _StepViews(
+                key=key,
+                layers=list(self.layers),
+                weights=[layer[:, :-1] for layer in self.layers],
+                biases=[layer[:, -1:] for layer in self.layers],
+                grads=grads,
+                readout_weight=self.readout[:, :, :-1],
+                readout_bias=self.readout[:, :, -1].unsqueeze(1),
+                readout_grad=readout_grad,
+                readout_grad_weight=readout_grad[:, :, :-1],
+                readout_grad_bias=readout_grad[:, :, -1],
+            )
+        for param, grad in zip(params, [*views.grads, views.readout_grad], strict=True):
+            if param.grad is not grad:
+                param.grad = grad
+        return views
+
+    def _hidden_activations(self, x: torch.Tensor, views) -> list[torch.Tensor]:
+        """``[x, h_1, ..., h_L]``, the hidden layers in reusable buffers; ``x``
+        carries a column of ones, so the first layer is one product."""
+        activations = [x]
+        for depth, layer in enumerate(views.layers):
+            hidden = self._scratch(f"hidden_{depth}", (*x.shape[:2], layer.shape[2]))
+            if depth == 0:
+                torch.bmm(x, layer, out=hidden)
+            else:
+                weight, bias = views.weights[depth], views.biases[depth]
+                torch.baddbmm(bias, activations[-1], weight, out=hidden)
+            activations.append(hidden.clamp_min_(0.0))
+        return activations
+
+    def _backpropagate(self, activations, residual, views, lowest) -> None:
+        """Add the hidden layers' gradients, from the top down to ``lowest``."""
+        upstream = self._scratch("upstream_0", activations[-1].shape)
+        if residual.shape[2] == 1:  # an outer product, faster than a bmm over 1
+            torch.mul(residual, views.readout_weight, out=upstream)
+        else:
+            torch.bmm(residual, views.readout_weight, out=upstream)
+        for depth in reversed(range(lowest, self._n_layers)):
+            # ReLU backward, in place: keep the gradient where the unit is on.
+            torch.ops.aten.threshold_backward.grad_input(
+                upstream, activations[depth + 1], 0.0, grad_input=upstream
+            )
+            inputs, grad = activations[depth], views.grads[depth]
+            if grad is not None and depth == 0:
+                grad.baddbmm_(inputs.mT, upstream)  # the ones give the bias row
+            elif grad is not None:
+                grad[:, :-1].baddbmm_(inputs.mT, upstream)
+                grad[:, -1] += upstream.sum(1)
+            if depth > lowest:
+                below = self._scratch(f"upstream_{depth % 2 + 1}", inputs.shape)
+                upstream = torch.bmm(upstream, views.weights[depth].mT, out=below)
+
+    def _top_layer_gradients(self, activations, residual, views) -> None:
+        """Add the gradients of the last hidden layer and of the readout, for
+        one output, from one product.
+
+        With ``r`` the scaled residual (K, n, 1), ``a`` the readout row, ``z =
+        [x, 1]`` the layer's inputs and ``M = 1[h > 0] = sign(h)`` the units
+        that are on, the pre-activation gradient is ``r a^T * M``, so the
+        layer's gradient is ``Q * a`` with ``Q = (z * r)^T M``: one ``bmm``
         instead of building ``r a^T * M`` (two passes over the activations)
-        and multiplying it by the inputs.
+        and multiplying it by the inputs. And as ``h_ij = M_ij <z_i, layer_j>``,
+        the readout gradient ``sum_i r_i h_ij`` is ``sum_k layer_kj Q_kj``:
+        the readout needs no product of its own.
         """
         hidden, inputs = activations[-1], activations[-2]
-        n_models, n_rows, n_in = inputs.shape
+        layer = views.layers[-1]
         on = self._scratch("on", hidden.shape)
         torch.sign(hidden, out=on)
-        lhs = self._scratch("scaled_inputs", (n_models, n_rows, n_in + 1))
-        torch.mul(inputs, residual, out=lhs[:, :, :n_in])
-        lhs[:, :, n_in:] = residual
-        product = self._scratch("top_product", (n_models, n_in + 1, hidden.shape[2]))
+        lhs = self._scratch("scaled_inputs", (*inputs.shape[:2], layer.shape[1]))
+        if self._n_layers == 1:  # the inputs carry their column of ones
+            torch.mul(inputs, residual, out=lhs)
+        else:
+            torch.mul(inputs, residual, out=lhs[:, :, :-1])
+            lhs[:, :, -1:] = residual
+        product = self._scratch("top_product", layer.shape)
         torch.bmm(lhs.mT, on, out=product)
-        product.mul_(self.readout_weight)
-        weight_grad += product[:, :n_in]
-        bias_grad += product[:, n_in]
+        contributions = self._scratch("top_contributions", layer.shape)
+        torch.mul(product, layer, out=contributions)
+        views.readout_grad_weight.add_(contributions.sum(1, keepdim=True))
+        views.grads[-1].addcmul_(product, views.readout_weight)
 
     def _scratch(self, name: str, shape: tuple[int, ...]) -> torch.Tensor:
         """A reusable buffer viewed as ``shape`` (contents undefined).
@@ -317,86 +398,87 @@ class BatchedPartiallyTrainableMLP(nn.Module):
         more than the products that fill them (page faults), so they live in
         flat buffers that grow to the largest size requested.
         """
+        view = self._scratch_views.get((name, shape))
+        if view is not None:
+            return view
         numel = math.prod(shape)
         flat = self._workspace.get(name)
         if flat is None or flat.numel() < numel:
-            reference = self.readout_bias
+            reference = self.readout
             flat = torch.empty(numel, dtype=reference.dtype, device=reference.device)
             self._workspace[name] = flat
-        return flat[:numel].view(shape)
-
-    def decayed_parameters(self) -> list[nn.Parameter]:
-        """The weight matrices (what the L2 penalty applies to)."""
-        return [*self.hidden_weights, self.readout_weight]
-
-    def bias_parameters(self) -> list[nn.Parameter]:
-        """The biases (not penalised)."""
-        return [*self.hidden_biases, self.readout_bias]
+            self._scratch_views = {
+                key: view for key, view in self._scratch_views.items() if key[0] != name
+            }
+        view = self._scratch_views[name, shape] = flat[:numel].view(shape)
+        return view
 
     def squared_weight_norms(self) -> torch.Tensor:
-        """Per network, ``||W||^2`` summed over its trainable weight rows.
+        """Per network, ``||W||^2`` over the weights of its trainable neurons.
 
-        The frozen rows are left out, as they are in the penalty of a single
-        :class:`~sklearn_pt.nn.PartiallyTrainableMLP` (they are buffers there).
+        The frozen neurons are left out, as they are in the penalty of a single
+        :class:`~sklearn_pt.nn.PartiallyTrainableMLP` (they are buffers there);
+        biases are not penalised.
 
         Returns
         -------
         Tensor of shape (K,)
         """
         total = self.readout_weight.square().sum((1, 2))
-        for weight, mask in zip(self.hidden_weights, self.trainable_masks, strict=True):
-            total = total + (weight.square().sum(2) * mask).sum(1)
+        for layer, mask in zip(self.layers, self.trainable_masks, strict=True):
+            total = total + (layer[:, :-1].square().sum(1) * mask).sum(1)
         return total
 
     def start_training(self) -> None:
-        """Record the current weights as the values fixed rows are kept at."""
-        masks = [mask.clone() for mask in self.trainable_masks]  # updated in place
-        ones = torch.ones(self.n_models, 1, dtype=torch.bool, device=masks[0].device)
-        self._reference = [p.detach().clone() for p in self._ordered_parameters()]
+        """Record the current weights as the values fixed entries are kept at."""
+        ones = torch.ones(self.n_models, 1, 1, dtype=torch.bool)
         self._update_masks = [
-            *(m.unsqueeze(2) for m in masks),
-            ones.unsqueeze(2),
-            *masks,
-            ones,
+            *(mask.unsqueeze(1).clone() for mask in self.trainable_masks),
+            ones.to(self.readout.device),
         ]
-        self._has_fixed_entries = not all(bool(m.all()) for m in masks)
+        self._reference = [p.detach().clone() for p in self._ordered_parameters()]
+        self._find_restored()
 
     def stop_models(self, models: Sequence[int]) -> None:
         """Keep every weight of ``models`` at its current value from now on."""
-        if self._reference is None:
+        if self._update_masks is None:
             raise RuntimeError("Call start_training() before stop_models().")
         index = torch.as_tensor(list(models), dtype=torch.long)
-        index = index.to(self.readout_bias.device)
+        index = index.to(self.readout.device)
         for param, reference, mask in zip(
             self._ordered_parameters(), self._reference, self._update_masks, strict=True
         ):
             reference[index] = param.detach()[index]
             mask[index] = False
-        self._has_fixed_entries = True
+        self._find_restored()
+
+    def _find_restored(self) -> None:
+        """The parameters with entries to restore: those not all updated."""
+        self._restored = [
+            (param, reference, mask)
+            for param, reference, mask in zip(
+                self._ordered_parameters(),
+                self._reference,
+                self._update_masks,
+                strict=True,
+            )
+            if not bool(mask.all())
+        ]
 
     @torch.no_grad()
     def restore_fixed_(self) -> None:
-        """Put back the frozen rows and the weights of stopped networks.
+        """Put back the frozen neurons and the weights of stopped networks.
 
         Call after every optimiser step: optimisers move entries that got a zero
         gradient (weight decay, momentum, Adam's moments), so masking the
         gradient would not keep them fixed. The restored entries are bitwise
         equal to their values at :meth:`start_training` (or :meth:`stop_models`).
         """
-        if not self._has_fixed_entries:
-            return
-        for param, reference, mask in zip(
-            self._ordered_parameters(), self._reference, self._update_masks, strict=True
-        ):
+        for param, reference, mask in self._restored:
             torch.where(mask, param, reference, out=param)
 
     def _ordered_parameters(self) -> list[nn.Parameter]:
-        return [
-            *self.hidden_weights,
-            self.readout_weight,
-            *self.hidden_biases,
-            self.readout_bias,
-        ]
+        return [*self.layers, self.readout]
 
     @torch.no_grad()
     def copy_to_modules(self, modules: Sequence[PartiallyTrainableMLP]) -> None:
@@ -415,38 +497,54 @@ class BatchedPartiallyTrainableMLP(nn.Module):
             module.readout.bias.copy_(self.readout_bias[k])
 
 
-def batched_linear(
-    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor
-) -> torch.Tensor:
-    """``x[k] @ weight[k].T + bias[k]`` for each ``k``: the batched
-    :func:`torch.nn.functional.linear`.
+class _StepViews(NamedTuple):
+    """Views of :class:`BatchedPartiallyTrainableMLP`'s parameters and of
+    their gradient buffers, for the training step."""
+
+    key: tuple[int, ...]  # the parameters' data pointers when built
+    layers: list[nn.Parameter]  # (K, in + 1, out)
+    weights: list[torch.Tensor]  # (K, in, out)
+    biases: list[torch.Tensor]  # (K, 1, out)
+    grads: list[torch.Tensor | None]  # as layers; None: frozen in every network
+    readout_weight: torch.Tensor  # (K, n_outputs, width)
+    readout_bias: torch.Tensor  # (K, 1, n_outputs)
+    readout_grad: torch.Tensor  # as the readout
+    readout_grad_weight: torch.Tensor
+    readout_grad_bias: torch.Tensor  # (K, n_outputs)
+
+
+def append_ones(x: torch.Tensor) -> torch.Tensor:
+    """``x`` with a last column of ones: the inputs
+    :meth:`BatchedPartiallyTrainableMLP.squared_error_gradients_` takes.
 
     Parameters
     ----------
-    x : Tensor of shape (K, n, in_features)
-    weight : Tensor of shape (K, out_features, in_features)
-    bias : Tensor of shape (K, out_features)
+    x : Tensor of shape (..., n_features)
 
     Returns
     -------
-    Tensor of shape (K, n, out_features)
+    Tensor of shape (..., n_features + 1)
 
     Examples
     --------
     >>> import torch
-    >>> from sklearn_pt.nn._batched import batched_linear
-    >>> x, w, b = torch.ones(2, 3, 4), torch.ones(2, 5, 4), torch.zeros(2, 5)
-    >>> batched_linear(x, w, b).shape
-    torch.Size([2, 3, 5])
+    >>> from sklearn_pt.nn._batched import append_ones
+    >>> append_ones(torch.zeros(2, 3))
+    tensor([[0., 0., 0., 1.],
+            [0., 0., 0., 1.]])
     """
-    return torch.baddbmm(bias.unsqueeze(1), x, weight.mT)
+    return torch.cat([x, x.new_ones((*x.shape[:-1], 1))], dim=-1)
 
 
-def _grad_of(param: nn.Parameter) -> torch.Tensor:
-    """``param.grad``, allocated (uninitialised) if there is none."""
-    if param.grad is None:
-        param.grad = torch.empty_like(param)
-    return param.grad
+def _augmented(weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    """``(K, out, in)`` weights and ``(K, out)`` biases as one ``(K, in + 1,
+    out)`` tensor: ``W^T`` over the bias row."""
+    return torch.cat([weight.detach().mT, bias.detach().unsqueeze(1)], dim=1)
+
+
+def _affine(x: torch.Tensor, layer: torch.Tensor) -> torch.Tensor:
+    """``x[k] @ W[k].T + b[k]`` for an augmented ``layer``."""
+    return torch.baddbmm(layer[:, -1:], x, layer[:, :-1])
 
 
 def _shapes(module: PartiallyTrainableMLP) -> tuple:

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from sklearn_pt.nn import PartiallyTrainableMLP
-from sklearn_pt.nn._batched import BatchedPartiallyTrainableMLP
+from sklearn_pt.nn._batched import BatchedPartiallyTrainableMLP, append_ones
 
 
 def seeded():
@@ -125,13 +125,14 @@ def test_shapes_must_agree():
         ((0.0, 0.0), (12, 7), 3),  # random features: the readout only
     ],
 )
-@pytest.mark.parametrize("max_elements", [2**22, 1])
+@pytest.mark.parametrize("max_elements, weight_decay", [(2**22, 0.0), (1, 0.3)])
 def test_squared_error_gradients_match_autograd(
-    proportions, sizes, n_outputs, max_elements
+    proportions, sizes, n_outputs, max_elements, weight_decay
 ):
-    """The hand-derived backward pass gives autograd's losses and gradients,
-    also when it splits the rows into chunks (max_elements=1: one row at a
-    time); a layer frozen in every network gets no gradient at all."""
+    """The hand-derived backward pass gives autograd's losses and gradients
+    (with the optimiser's weight decay added to every weight), also when it
+    splits the rows into chunks (max_elements=1: one row at a time); a layer
+    frozen in every network gets no gradient at all."""
     nets = networks(proportions=proportions, sizes=sizes, n_outputs=n_outputs)
     batch = BatchedPartiallyTrainableMLP.from_modules(nets)
     generator = seeded()
@@ -139,11 +140,17 @@ def test_squared_error_gradients_match_autograd(
     y = torch.randn(len(nets), 9, n_outputs, generator=generator, dtype=torch.float64)
 
     expected = 0.5 * (batch(x) - y).square().mean(dim=(1, 2))
-    expected.sum().backward()
+    # the optimiser's L2 weight decay: every weight, frozen or not, no bias
+    weights = [*batch.hidden_weights, batch.readout_weight]
+    penalty = sum(weight.square().sum() for weight in weights)
+    penalty = 0.5 * weight_decay * penalty
+    (expected.sum() + penalty).backward()
     reference = [p.grad.clone() for p in batch.parameters()]
     batch.zero_grad(set_to_none=True)
     for _ in range(2):  # the second call reuses the buffers and .grad tensors
-        losses = batch.squared_error_gradients_(x, y, max_elements=max_elements)
+        losses = batch.squared_error_gradients_(
+            append_ones(x), y, weight_decay=weight_decay, max_elements=max_elements
+        )
     torch.testing.assert_close(losses, expected.detach(), rtol=1e-12, atol=1e-14)
     for name, param in batch.named_parameters():
         grad = reference.pop(0)
