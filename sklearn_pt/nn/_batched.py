@@ -376,8 +376,7 @@ class BatchedPartiallyTrainableMLP(nn.Module):
         """
         hidden, inputs = activations[-1], activations[-2]
         layer = views.layers[-1]
-        on = self._scratch("on", hidden.shape)
-        torch.sign(hidden, out=on)
+        on = hidden.sign_()  # in place: h is not needed after the residual
         lhs = self._scratch("scaled_inputs", (*inputs.shape[:2], layer.shape[1]))
         if self._n_layers == 1:  # the inputs carry their column of ones
             torch.mul(inputs, residual, out=lhs)
