@@ -476,6 +476,32 @@ def _fused_supported(parameters) -> bool:
     )
 
 
+def make_optimizer(groups: list[dict], solver: str, learning_rate: float):
+    """The torch optimiser of a first-order ``solver`` over parameter
+    ``groups``: Adam, SGD with Nesterov momentum 0.9, or plain SGD for
+    ``"gd"``. Shared by the engine and the batched sweep."""
+    # The fused kernels update all parameters in one call: measured 10% faster
+    # per epoch than the default for-loop implementation on CPU.
+    fused = _fused_supported([p for group in groups for p in group["params"]])
+    if solver == "adam":
+        return torch.optim.Adam(groups, lr=learning_rate, fused=fused)
+    if solver == "sgd":
+        return torch.optim.SGD(
+            groups, lr=learning_rate, momentum=0.9, nesterov=True, fused=fused
+        )
+    return torch.optim.SGD(groups, lr=learning_rate, fused=fused)
+
+
+def resolve_batch_size(batch_size: int | str, solver: str, n_samples: int) -> int:
+    """Rows per step: all of them for ``"gd"``, ``min(200, n)`` for
+    ``"auto"``, and never more than ``n_samples``."""
+    if solver == "gd":
+        return n_samples
+    if batch_size == "auto":
+        return min(200, n_samples)
+    return min(batch_size, n_samples)
+
+
 def _penalty(decayed, weight_decay) -> torch.Tensor | float:
     """The L2 penalty ``weight_decay / 2 * ||W||^2`` (0.0 when there is none)."""
     if weight_decay == 0.0 or not decayed:
@@ -513,24 +539,9 @@ def _first_order_stepper(
             {"params": [p for p in trainable if id(p) not in decayed_ids]},
         ]
         groups = [g for g in groups if g["params"]]
-    # The fused kernels update all parameters in one call: measured 10% faster
-    # per epoch than the default for-loop implementation on CPU.
-    fused = _fused_supported(trainable)
-    if solver == "adam":
-        optimizer = torch.optim.Adam(groups, lr=learning_rate, fused=fused)
-    elif solver == "sgd":
-        optimizer = torch.optim.SGD(
-            groups, lr=learning_rate, momentum=0.9, nesterov=True, fused=fused
-        )
-    else:
-        optimizer = torch.optim.SGD(groups, lr=learning_rate, fused=fused)
-
+    optimizer = make_optimizer(groups, solver, learning_rate)
     n_samples = X.shape[0]
-    if solver == "gd":
-        batch_size = n_samples
-    elif batch_size == "auto":
-        batch_size = min(200, n_samples)
-    batch_size = min(batch_size, n_samples)
+    batch_size = resolve_batch_size(batch_size, solver, n_samples)
 
     def full_batch_step() -> float:
         optimizer.zero_grad()

@@ -42,11 +42,12 @@ from .._compat import _safe_indexing, validate_data
 from .._engine import (
     StoppingRule,
     TrainingResult,
-    _fused_supported,
     as_tensor,
     divergence_message,
     initial_loss,
     make_generator,
+    make_optimizer,
+    resolve_batch_size,
     resolve_device,
     resolve_dtype,
 )
@@ -251,20 +252,6 @@ def _diverged(loss, initial_loss, iteration, solver, learning_rate) -> Divergenc
     )
 
 
-def _batched_optimizer(module, solver, learning_rate):
-    """One optimiser over the stacked parameters, configured as the engine's
-    (its weight decay is added to the gradients by the module)."""
-    params = list(module.parameters())
-    fused = _fused_supported(params)
-    if solver == "adam":
-        return torch.optim.Adam(params, lr=learning_rate, fused=fused)
-    if solver == "sgd":
-        return torch.optim.SGD(
-            params, lr=learning_rate, momentum=0.9, nesterov=True, fused=fused
-        )
-    return torch.optim.SGD(params, lr=learning_rate, fused=fused)
-
-
 def _batched_stepper(
     module,
     X,
@@ -283,14 +270,12 @@ def _batched_stepper(
     training and gives each network's objective as a list of floats (entries
     of stopped networks are meaningless).
     """
-    optimizer = _batched_optimizer(module, solver, learning_rate)
+    # The module adds the weight decay to the gradients: one parameter group.
+    groups = [{"params": list(module.parameters())}]
+    optimizer = make_optimizer(groups, solver, learning_rate)
     n_models, n_samples = module.n_models, X.shape[0]
     X = append_ones(X)  # the first layer's bias input
-    if solver == "gd":
-        batch_size = n_samples
-    elif batch_size == "auto":
-        batch_size = min(200, n_samples)
-    batch_size = min(batch_size, n_samples)
+    batch_size = resolve_batch_size(batch_size, solver, n_samples)
 
     def penalty() -> torch.Tensor | float:
         if weight_decay == 0.0:
