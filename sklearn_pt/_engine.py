@@ -58,7 +58,7 @@ SOLVERS = ("sgd", "adam", "gd", "lbfgs")
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 _DEVICE_PATTERN = re.compile(r"(auto|cpu|cuda(:\d+)?)")
 _PREDICT_CHUNK_ROWS = 65_536
-_INITIAL_LOSS_ROWS = 8_192
+INITIAL_LOSS_ROWS = 8_192
 """Rows on which the reference loss of the divergence checks is measured."""
 _BLOW_UP_FACTOR = 1e6
 """A loss this many times its value at initialisation stops training at once."""
@@ -69,7 +69,7 @@ _FINAL_RISE_FACTOR = 10.0
 def initial_loss(module, X, y, loss=None) -> float:
     """The reference of the divergence checks: the loss at initialisation on
     the first 8,192 rows (one small forward pass whatever ``n``)."""
-    rows = slice(0, _INITIAL_LOSS_ROWS)
+    rows = slice(0, INITIAL_LOSS_ROWS)
     with torch.no_grad():
         return float((loss or half_squared_error)(module(X[rows]), y[rows]))
 

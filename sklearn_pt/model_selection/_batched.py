@@ -34,17 +34,18 @@ import numpy as np
 import torch
 from sklearn.base import clone
 from sklearn.exceptions import FitFailedWarning
-from sklearn.metrics import check_scoring
+from sklearn.metrics import check_scoring, r2_score
 from sklearn.model_selection import check_cv
 from sklearn.utils import indexable
 
+from .._base import validate_input
 from .._compat import _safe_indexing, validate_data
 from .._engine import (
+    INITIAL_LOSS_ROWS,
     StoppingRule,
     TrainingResult,
     as_tensor,
     divergence_message,
-    initial_loss,
     make_generator,
     make_optimizer,
     resolve_batch_size,
@@ -417,11 +418,17 @@ def fit_batched(
     >>> bool(np.allclose(fitted[1].predict(X), alone.predict(X), rtol=1e-10))
     True
     """
+    return _fit_batched(estimators, X, y)[0]
+
+
+def _fit_batched(estimators, X, y) -> tuple[list, BatchedPartiallyTrainableMLP]:
+    """:func:`fit_batched`, also returning the trained batch (whose networks
+    that diverged hold unusable weights)."""
     estimators = list(estimators)
     _check_batchable(estimators)
     saved = [dict(estimator.__dict__) for estimator in estimators]
     try:
-        outcomes = _fit_as_one_batch(estimators, X, y)
+        outcomes, batch = _fit_as_one_batch(estimators, X, y)
     except BaseException:
         for estimator, state in zip(estimators, saved, strict=True):
             _restore_state(estimator, state)
@@ -429,7 +436,7 @@ def fit_batched(
     for estimator, state, outcome in zip(estimators, saved, outcomes, strict=True):
         if isinstance(outcome, DivergenceError):
             _restore_state(estimator, state)
-    return outcomes
+    return outcomes, batch
 
 
 def _restore_state(estimator, state: dict) -> None:
@@ -438,20 +445,17 @@ def _restore_state(estimator, state: dict) -> None:
     estimator.__dict__.update(state)
 
 
-def _fit_as_one_batch(estimators, X, y) -> list:
-    """The body of :func:`fit_batched`, mirroring ``fit`` step by step."""
+def _fit_as_one_batch(estimators, X, y) -> tuple[list, BatchedPartiallyTrainableMLP]:
+    """The body of :func:`_fit_batched`, mirroring ``fit`` step by step."""
     for estimator in estimators:
         estimator._validate_params()
     template = estimators[0]
     device = resolve_device(template.device)
     dtype = resolve_dtype(template.dtype)
-    validated = [
-        validate_data(
-            e, X, y, multi_output=True, y_numeric=True, dtype=[np.float64, np.float32]
-        )
-        for e in estimators
-    ]
-    X, y = validated[0]
+    X_given, (X, y) = X, template._validate_training_data(X, y)
+    # The same data: the others only record the features they were fitted on.
+    for estimator in estimators[1:]:
+        validate_data(estimator, X_given, skip_check_array=True)
     y_2d = y.reshape(len(y), -1)
     X_t = template._preprocess(as_tensor(X, device=device, dtype=dtype))
     y_t = as_tensor(y_2d, device=device, dtype=dtype)
@@ -461,8 +465,8 @@ def _fit_as_one_batch(estimators, X, y) -> list:
         e._build_module(X_t, y_2d.shape[1], generator)
         for e, generator in zip(estimators, generators, strict=True)
     ]
-    initial_losses = [initial_loss(m, X_t, y_t) for m in modules]
     batch = BatchedPartiallyTrainableMLP.from_modules(modules)
+    initial_losses = _initial_losses(batch, X_t, y_t)
     outcomes = train_batched(
         batch,
         X_t,
@@ -486,7 +490,16 @@ def _fit_as_one_batch(estimators, X, y) -> list:
             continue
         estimator._set_fitted(module, outcome, y, device)
         fitted.append(estimator)
-    return fitted
+    return fitted, batch
+
+
+def _initial_losses(batch, X, y) -> list[float]:
+    """Each network's :func:`~sklearn_pt._engine.initial_loss`, from one
+    batched evaluation on the same rows."""
+    rows = slice(0, INITIAL_LOSS_ROWS)
+    inputs = append_ones(X[rows]).expand(batch.n_models, -1, -1)
+    errors = batch.predict(inputs).sub_(y[rows])
+    return errors.square_().mean((1, 2)).mul_(0.5).tolist()
 
 
 def batched_validation_curves(
@@ -553,25 +566,27 @@ def batched_validation_curves(
     X, y = indexable(X, y)
     splits = list(check_cv(cv, y, classifier=False).split(X, y))
     scorer = check_scoring(estimator, scoring=scoring)
+    batched_r2 = scoring is None or (isinstance(scoring, str) and scoring == "r2")
     shape = (len(param_range), len(random_states), len(splits))
     train_scores, test_scores = np.full(shape, np.nan), np.full(shape, np.nan)
     failures = []
     for split, (train, test) in enumerate(splits):
         X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
         X_test, y_test = _safe_indexing(X, test), _safe_indexing(y, test)
-        grid = [(i, j) for i in range(shape[0]) for j in range(shape[1])]
         models = [
-            _configured(estimator, param_name, param_range[i], random_states[j])
-            for i, j in grid
+            _configured(estimator, param_name, value, seed)
+            for value in param_range
+            for seed in random_states
         ]
-        for (i, j), model in zip(
-            grid, fit_batched(models, X_train, y_train), strict=True
+        outcomes, batch = _fit_batched(models, X_train, y_train)
+        failures += [m for m in outcomes if isinstance(m, DivergenceError)]
+        for scores, X_scored, y_scored in (
+            (train_scores, X_train, y_train),
+            (test_scores, X_test, y_test),
         ):
-            if isinstance(model, DivergenceError):
-                failures.append(model)
-                continue
-            train_scores[i, j, split] = scorer(model, X_train, y_train)
-            test_scores[i, j, split] = scorer(model, X_test, y_test)
+            scores[:, :, split] = _scores(
+                outcomes, batch, X_scored, y_scored, None if batched_r2 else scorer
+            ).reshape(shape[:2])
         if verbose:
             print(
                 f"[proportion_curve] split {split + 1}/{len(splits)}: "
@@ -587,8 +602,48 @@ def batched_validation_curves(
     return train_scores, test_scores
 
 
+def _scores(outcomes, batch, X, y, scorer) -> np.ndarray:
+    """Each network's score on ``(X, y)``, NaN for those that diverged.
+
+    ``scorer=None`` stands for the estimators' own ``score``, the R^2, which is
+    computed for all the networks at once (:func:`_r2_scores`).
+    """
+    scores = np.full(len(outcomes), np.nan)
+    fitted = [k for k, m in enumerate(outcomes) if not isinstance(m, DivergenceError)]
+    if not fitted:
+        return scores
+    if scorer is None:
+        scores[fitted] = _r2_scores(batch, [outcomes[k] for k in fitted], fitted, X, y)
+    else:
+        scores[fitted] = [scorer(outcomes[k], X, y) for k in fitted]
+    return scores
+
+
+def _r2_scores(batch, estimators, index, X, y) -> np.ndarray:
+    """``estimators[i].score(X, y)`` for each ``i``, where ``estimators[i]``
+    is network ``index[i]`` of ``batch``: one batched prediction and one
+    :func:`~sklearn.metrics.r2_score` call for all (the same R^2 to rounding),
+    instead of one ``predict`` and one ``r2_score`` per network."""
+    X = validate_input(
+        validate_data, estimators[0], X, reset=False, dtype=[np.float64, np.float32]
+    )
+    reference = batch.readout
+    inputs = estimators[0]._preprocess(
+        as_tensor(X, device=reference.device, dtype=reference.dtype)
+    )
+    predictions = batch.predict(append_ones(inputs).expand(batch.n_models, -1, -1))
+    index = torch.as_tensor(index, device=reference.device)
+    predictions = predictions[index].cpu().numpy().astype(X.dtype, copy=False)
+    n_models, n_rows, n_outputs = predictions.shape
+    raw = r2_score(  # one column per network and output
+        np.tile(np.asarray(y).reshape(n_rows, -1), n_models),
+        predictions.transpose(1, 0, 2).reshape(n_rows, -1),
+        multioutput="raw_values",
+    )
+    return raw.reshape(n_models, n_outputs).mean(axis=1)
+
+
 def _configured(estimator, param_name, value, seed) -> PartiallyTrainableRegressor:
-    model = clone(estimator)
-    if seed is not None:
-        model.set_params(random_state=seed)
-    return model.set_params(**{param_name: value})
+    params = {} if seed is None else {"random_state": seed}
+    params[param_name] = value  # after the seed, as in the sequential path
+    return clone(estimator).set_params(**params)

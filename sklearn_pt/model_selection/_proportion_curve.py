@@ -97,11 +97,14 @@ def proportion_curve(
     split on the device together, so it needs ``K`` times the memory of one
     fit. Networks that stop early keep being evaluated (their weights are
     held fixed) until the last one stops. The estimator's ``verbose`` is not
-    used by the batched strategy (no per-iteration printing). The speed-up
-    is largest where one fit is dominated by per-step overhead (narrow
-    networks, GPUs): on one CPU thread, 16 proportions at width 64 ran about
-    4x faster batched, at width 512 (where the matrix products dominate) about
-    1.1-1.6x (``benchmarks/bench_sweep.py``).
+    used by the batched strategy (no per-iteration printing). With the
+    default ``scoring`` (the R^2 of ``score``) or ``"r2"``, the batched
+    strategy also scores all the networks of a split from one batched
+    prediction. The speed-up is largest where one fit is dominated by
+    per-step overhead (narrow networks, GPUs): on a 2-core CPU, 16
+    proportions x 2 splits ran about 5x faster batched at width 512 and about
+    9x at width 64 (3.5x at width 512 on one thread;
+    ``benchmarks/bench_sweep.py``).
 
     References
     ----------

@@ -317,15 +317,7 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         self : PartiallyTrainableRegressor
             The fitted estimator.
         """
-        X, y = validate_input(
-            validate_data,
-            self,
-            X,
-            y,
-            multi_output=True,
-            y_numeric=True,
-            dtype=[np.float64, np.float32],
-        )
+        X, y = self._validate_training_data(X, y)
         sizes = _check_hidden_layer_sizes(self.hidden_layer_sizes)
         proportions = _check_trainable_proportion(self.trainable_proportion, len(sizes))
         if self.solver == "ridge" and proportions.any():
@@ -361,6 +353,19 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
             )
         self._set_fitted(module, result, y, device)
         return self
+
+    def _validate_training_data(self, X, y) -> tuple[np.ndarray, np.ndarray]:
+        """``fit``'s validation of ``(X, y)`` (also used by the batched
+        sweep): float arrays, ``n_features_in_`` and feature names recorded."""
+        return validate_input(
+            validate_data,
+            self,
+            X,
+            y,
+            multi_output=True,
+            y_numeric=True,
+            dtype=[np.float64, np.float32],
+        )
 
     def _build_module(self, X_t, n_outputs, generator) -> PartiallyTrainableMLP:
         """The initial network for inputs ``X_t`` (already preprocessed, on the

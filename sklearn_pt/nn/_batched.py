@@ -267,7 +267,7 @@ class BatchedPartiallyTrainableMLP(nn.Module):
         top_layer_only = lowest == self._n_layers - 1 and n_outputs == 1
         scale = 1.0 / (n_rows * n_outputs)
         squared_errors = y.new_zeros(n_models)
-        chunk = max(1, min(n_rows, max_elements // (n_models * self._max_width)))
+        chunk = self._chunk_rows(n_models, n_rows, max_elements)
         for start in range(0, n_rows, chunk):
             rows = slice(start, start + chunk)
             x_rows, y_rows = (x[:, rows], y[:, rows]) if chunk < n_rows else (x, y)
@@ -290,6 +290,43 @@ class BatchedPartiallyTrainableMLP(nn.Module):
                     grad[:, :-1].add_(weight, alpha=weight_decay)
             views.readout_grad_weight.add_(views.readout_weight, alpha=weight_decay)
         return squared_errors.mul_(0.5 * scale)
+
+    @torch.no_grad()
+    def predict(self, x: torch.Tensor, *, max_elements: int = 2**22) -> torch.Tensor:
+        """Outputs ``(K, n, n_outputs)`` of network ``k`` on ``x[k]``, without
+        autograd: what :meth:`forward` computes, in the reusable buffers of
+        the training step and at most about ``max_elements`` hidden
+        activations at a time (a sweep scores all its networks with it).
+
+        Parameters
+        ----------
+        x : Tensor of shape (K, n, n_features + 1)
+            Network ``k``'s inputs followed by a column of ones (see
+            :func:`append_ones`; ``x.expand(K, -1, -1)`` gives the same inputs
+            to all).
+        max_elements : int, default=2**22
+            Hidden activations held at once (per layer), in elements.
+
+        Returns
+        -------
+        Tensor of shape (K, n, n_outputs)
+        """
+        n_models, n_rows = x.shape[:2]
+        views = self._step_views()
+        outputs = x.new_empty((n_models, n_rows, self.readout.shape[1]))
+        chunk = self._chunk_rows(n_models, n_rows, max_elements)
+        for start in range(0, n_rows, chunk):
+            rows = slice(start, start + chunk)
+            hidden = self._hidden_activations(x[:, rows], views)[-1]
+            outputs[:, rows] = torch.baddbmm(
+                views.readout_bias, hidden, views.readout_weight.mT
+            )
+        return outputs
+
+    def _chunk_rows(self, n_models: int, n_rows: int, max_elements: int) -> int:
+        """Rows per chunk so that a layer's activations hold at most about
+        ``max_elements`` elements (at least one row)."""
+        return max(1, min(n_rows, max_elements // (n_models * self._max_width)))
 
     def _step_views(self) -> _StepViews:
         """The views of the parameters and gradients a training step uses.
@@ -376,7 +413,7 @@ class BatchedPartiallyTrainableMLP(nn.Module):
         """
         hidden, inputs = activations[-1], activations[-2]
         layer = views.layers[-1]
-        on = hidden.sign_()  # in place: h is not needed after the residual
+        on = hidden.gt_(0.0)  # in place: h is not needed after the residual
         lhs = self._scratch("scaled_inputs", (*inputs.shape[:2], layer.shape[1]))
         if self._n_layers == 1:  # the inputs carry their column of ones
             torch.mul(inputs, residual, out=lhs)

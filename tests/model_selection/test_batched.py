@@ -11,9 +11,11 @@ from sklearn.model_selection import KFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from sklearn_pt._engine import initial_loss
 from sklearn_pt.exceptions import ConvergenceWarning, DivergenceError
 from sklearn_pt.model_selection import proportion_curve
 from sklearn_pt.model_selection._batched import (
+    _initial_losses,
     batched_unsupported_reason,
     fit_batched,
     train_batched,
@@ -61,6 +63,7 @@ def assert_same_fit(sequential, batched, X, rtol):
     if isinstance(sequential, DivergenceError):
         return
     assert batched.n_iter_ == sequential.n_iter_
+    assert batched.n_features_in_ == sequential.n_features_in_
     for mask_b, mask_s in zip(
         batched.trainable_masks_, sequential.trainable_masks_, strict=True
     ):
@@ -186,6 +189,41 @@ def test_proportion_curve_batched_equals_sequential():
         np.testing.assert_allclose(bat, seq, rtol=RTOL64)
         np.testing.assert_array_equal(auto, bat)
     assert not np.allclose(batched[1][:, 0], batched[1][:, 1])
+
+
+@pytest.mark.parametrize("scoring", [None, "r2"])
+@pytest.mark.parametrize("dtype, rtol", [("float64", RTOL64), ("float32", RTOL32)])
+def test_proportion_curve_r2_from_batched_predictions(scoring, dtype, rtol):
+    """The default score (R^2, computed for all networks from one batched
+    prediction) is each network's own ``score``, for two outputs too."""
+    X, y = two_output_data(n_samples=150)
+    reg = PartiallyTrainableRegressor(
+        (16,), max_iter=10, learning_rate_init=1e-2, dtype=dtype
+    )
+    kwargs = dict(
+        proportions=[0.0, 0.5, 1.0], cv=3, random_states=[0, 1], scoring=scoring
+    )
+    for target in (y, y[:, 0]):
+        sequential = proportion_curve(reg, X, target, strategy="sequential", **kwargs)
+        batched = proportion_curve(reg, X, target, strategy="batched", **kwargs)
+        for seq, bat in zip(sequential, batched, strict=True):
+            assert np.isfinite(bat).all()
+            np.testing.assert_allclose(bat, seq, rtol=rtol)
+
+
+def test_initial_losses_are_each_networks():
+    X, y = make_sphere_regression(n_samples=50)
+    X, y = torch.as_tensor(X), torch.as_tensor(y).reshape(-1, 1)
+    modules = [
+        PartiallyTrainableMLP(
+            X.shape[1], hidden_layer_sizes=(12,), random_state=seed, dtype=X.dtype
+        )
+        for seed in range(3)
+    ]
+    batch = BatchedPartiallyTrainableMLP.from_modules(modules)
+    expected = [initial_loss(module, X, y) for module in modules]
+    np.testing.assert_allclose(_initial_losses(batch, X, y), expected, rtol=1e-12)
+    assert len(set(expected)) == 3
 
 
 def test_proportion_curve_random_state_sweep_and_divergence():

@@ -38,6 +38,21 @@ def test_forward_matches_each_network():
             assert torch.equal(mask[k], net.hidden_layers[depth].trainable_mask)
 
 
+@pytest.mark.parametrize("max_elements", [2**22, 20])
+def test_predict_matches_forward(max_elements):
+    """The no-autograd evaluation in reusable buffers is the forward pass,
+    also chunked (20 elements: one row of the widest layer per chunk, the
+    last chunk shorter) and on inputs shared by all networks."""
+    nets = networks()
+    batch = BatchedPartiallyTrainableMLP.from_modules(nets)
+    x = torch.randn(3, 9, 4, generator=seeded(), dtype=torch.float64)
+    for inputs in (x, x[0].expand(3, -1, -1)):
+        out = batch.predict(append_ones(inputs), max_elements=max_elements)
+        assert out.shape == (3, 9, 2) and not out.requires_grad
+        for k, net in enumerate(nets):
+            torch.testing.assert_close(out[k], net(inputs[k]), rtol=1e-12, atol=1e-12)
+
+
 def test_squared_weight_norms_count_trainable_rows_only():
     nets = networks()
     batch = BatchedPartiallyTrainableMLP.from_modules(nets)
