@@ -329,3 +329,23 @@ def test_verbose_prints_one_line_per_split(capsys):
         f"[proportion_curve] split {s}/3: 2 networks trained as one batch"
         for s in (1, 2, 3)
     ]
+
+
+@pytest.mark.gpu
+def test_batched_sweep_on_gpu_equals_sequential():
+    """The batched sweep on a GPU (training, divergence checks and batched
+    R^2) gives the sequential GPU fits' scores; the fitted models are on the
+    GPU."""
+    X, y = two_output_data(n_samples=200)
+    reg = PartiallyTrainableRegressor(
+        (32,), max_iter=10, learning_rate_init=1e-2, dtype="float64", device="cuda"
+    )
+    kwargs = dict(proportions=[0.0, 0.5, 1.0], cv=2, random_states=[0, 1])
+    sequential = proportion_curve(reg, X, y, strategy="sequential", **kwargs)
+    batched = proportion_curve(reg, X, y, strategy="batched", **kwargs)
+    for seq, bat in zip(sequential, batched, strict=True):
+        assert np.isfinite(bat).all()
+        np.testing.assert_allclose(bat, seq, rtol=RTOL64)
+    fitted = fit_batched([clone(reg)], X, y)[0]
+    assert fitted.device_.type == "cuda"
+    assert all(p.device.type == "cuda" for p in fitted.module_.parameters())
