@@ -139,9 +139,9 @@ def main() -> None:
     print(f"{'method':<14}{'median s':>10}{'speed-up':>10}")
     for name, values in times.items():
         median = statistics.median(values)
-        print(f"{name:<14}{median:>10.3f}{reference / median:>9.1f}x")
+        print(f"{name:<14}{median:>10.3f}{reference / median:>9.2f}x")
     ratio = reference / statistics.median(times["batched"])
-    print(f"RESULT: batched {ratio:.1f}x faster than sequential ({args.device})")
+    print(f"RESULT: batched {ratio:.2f}x faster than sequential ({args.device})")
 
 
 if __name__ == "__main__":
