@@ -452,8 +452,9 @@ def _fit_as_one_batch(estimators, X, y) -> tuple[list, BatchedPartiallyTrainable
     template = estimators[0]
     device = resolve_device(template.device)
     dtype = resolve_dtype(template.dtype)
-    X_given, (X, y) = X, template._validate_training_data(X, y)
-    # The same data: the others only record the features they were fitted on.
+    X_given = X
+    X, y = template._validate_training_data(X, y)  # fit's checks and messages
+    # The same data for all: the others only record the features they see.
     for estimator in estimators[1:]:
         validate_data(estimator, X_given, skip_check_array=True)
     y_2d = y.reshape(len(y), -1)
@@ -613,22 +614,22 @@ def _scores(outcomes, batch, X, y, scorer) -> np.ndarray:
     if not fitted:
         return scores
     if scorer is None:
-        scores[fitted] = _r2_scores(batch, [outcomes[k] for k in fitted], fitted, X, y)
+        scores[fitted] = _r2_scores(batch, outcomes[fitted[0]], fitted, X, y)
     else:
         scores[fitted] = [scorer(outcomes[k], X, y) for k in fitted]
     return scores
 
 
-def _r2_scores(batch, estimators, index, X, y) -> np.ndarray:
-    """``estimators[i].score(X, y)`` for each ``i``, where ``estimators[i]``
-    is network ``index[i]`` of ``batch``: one batched prediction and one
+def _r2_scores(batch, estimator, index, X, y) -> np.ndarray:
+    """``score(X, y)`` of the networks ``index`` of ``batch`` (``estimator``
+    is one of them, fitted): one batched prediction and one
     :func:`~sklearn.metrics.r2_score` call for all (the same R^2 to rounding),
     instead of one ``predict`` and one ``r2_score`` per network."""
     X = validate_input(
-        validate_data, estimators[0], X, reset=False, dtype=[np.float64, np.float32]
+        validate_data, estimator, X, reset=False, dtype=[np.float64, np.float32]
     )
     reference = batch.readout
-    inputs = estimators[0]._preprocess(
+    inputs = estimator._preprocess(
         as_tensor(X, device=reference.device, dtype=reference.dtype)
     )
     predictions = batch.predict(append_ones(inputs).expand(batch.n_models, -1, -1))

@@ -260,9 +260,12 @@ class BatchedPartiallyTrainableMLP(nn.Module):
         """
         n_models, n_rows, n_outputs = y.shape
         views = self._step_views()
-        for grad in (*views.grads, views.readout_grad):
+        params = [*views.layers, self.readout]
+        for param, grad in zip(params, [*views.grads, views.readout_grad], strict=True):
             if grad is not None:
                 grad.zero_()
+            if param.grad is not grad:
+                param.grad = grad
         lowest = self._lowest_trained
         top_layer_only = lowest == self._n_layers - 1 and n_outputs == 1
         scale = 1.0 / (n_rows * n_outputs)
@@ -333,8 +336,9 @@ class BatchedPartiallyTrainableMLP(nn.Module):
 
         Built once (and again if the parameters move, e.g. to another device):
         at the sizes of a sweep each slicing costs as much as a small product.
-        The gradients live in buffers of the module, given to the parameters'
-        ``.grad`` (none for a layer frozen in every network).
+        The gradients live in buffers of the module (none for a layer frozen
+        in every network), which the training step gives to the parameters'
+        ``.grad``.
         """
         params = [*self.layers, self.readout]
         key = tuple(param.data_ptr() for param in params)
@@ -357,9 +361,6 @@ class BatchedPartiallyTrainableMLP(nn.Module):
                 readout_grad_weight=readout_grad[:, :, :-1],
                 readout_grad_bias=readout_grad[:, :, -1],
             )
-        for param, grad in zip(params, [*views.grads, views.readout_grad], strict=True):
-            if param.grad is not grad:
-                param.grad = grad
         return views
 
     def _hidden_activations(self, x: torch.Tensor, views) -> list[torch.Tensor]:
