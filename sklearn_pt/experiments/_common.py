@@ -15,6 +15,7 @@ from .._engine import resolve_device
 
 __all__ = [
     "SCALES",
+    "VERDICTS",
     "ExperimentResult",
     "PlotDependencyError",
     "Stopwatch",
@@ -25,6 +26,7 @@ __all__ = [
     "resolve_run_device",
     "resolve_seeds",
     "select_preset",
+    "verdict_line",
 ]
 
 SCALES = ("small", "medium", "paper")
@@ -247,6 +249,10 @@ class ExperimentResult:
         Wall time of the run.
     reference : str, default=""
         The paper whose claim is reproduced.
+    verdicts : tuple of str, default=()
+        One line per claim of the paper, each starting with one of
+        :data:`VERDICTS` (see :func:`verdict_line`); the Markdown page opens
+        with them.
 
     Examples
     --------
@@ -267,6 +273,7 @@ class ExperimentResult:
     settings: dict[str, Any]
     seconds: float
     reference: str = ""
+    verdicts: tuple[str, ...] = ()
     files: dict[str, Path] = field(default_factory=dict)
 
     def column(self, name: str) -> list:
@@ -285,9 +292,12 @@ class ExperimentResult:
     def markdown(self) -> str:
         """The summary as a short Markdown page."""
         settings = ", ".join(f"{key} {value}" for key, value in self.settings.items())
-        lines = [
-            f"# {self.title}",
-            "",
+        lines = [f"# {self.title}", ""]
+        if self.verdicts:
+            lines += ["## Verdict", ""]
+            lines += [f"- {verdict}" for verdict in self.verdicts]
+            lines += ["", "## Measured", ""]
+        lines += [
             self.summary,
             "",
             f"*Settings:* {settings}; wall time {self.seconds:.1f} s.",
@@ -322,6 +332,40 @@ class ExperimentResult:
         self.files = {"png": png, "csv": self.write_csv(out / f"{self.name}.csv")}
         self.files["md"] = md
         return self.files
+
+
+VERDICTS = ("reproduced", "reproduced qualitatively", "not reproduced at this size")
+"""The verdicts a claim can get, from the strongest to the weakest."""
+
+
+def verdict_line(claim: str, verdict: str, measured: str, paper: str) -> str:
+    """One line of a summary's verdict: the claim, the verdict, the measured
+    figures and the paper's beside them.
+
+    Parameters
+    ----------
+    claim : str
+        The paper's claim, in a few words.
+    verdict : str
+        One of :data:`VERDICTS`.
+    measured : str
+        What this run measured, with numbers.
+    paper : str
+        What the paper (or its theory) says, with numbers.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from sklearn_pt.experiments._common import verdict_line
+    >>> verdict_line("error falls", "reproduced", "0.1 -> 0.01", "it falls")
+    '**Reproduced**: error falls. Measured: 0.1 -> 0.01. Paper: it falls.'
+    """
+    if verdict not in VERDICTS:
+        raise ValueError(f"verdict must be one of {VERDICTS}; got {verdict!r}.")
+    return f"**{verdict.capitalize()}**: {claim}. Measured: {measured}. Paper: {paper}."
 
 
 def format_values(values: Sequence[float], labels: Sequence[str]) -> str:
