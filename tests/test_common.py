@@ -51,6 +51,18 @@ ESTIMATORS = [
         random_state=0,
         dtype="float64",
     ),
+    # The theory's design: leverage-sampled trainable neurons, readout
+    # re-solved in closed form after training.
+    PartiallyTrainableRegressor(
+        hidden_layer_sizes=(32,),
+        trainable_proportion=0.5,
+        trainable_selection="leverage",
+        readout="ridge",
+        learning_rate_init=1e-2,
+        max_iter=30,
+        random_state=0,
+        dtype="float64",
+    ),
     BiasedReLUFeatures(n_components=16, random_state=0),
     # Two gradient steps, in float64: in float32 these pass the two batch
     # invariance checks below at this size, so the float32 xfails would XPASS.

@@ -485,10 +485,16 @@ def _fit_as_one_batch(estimators, X, y) -> tuple[list, BatchedPartiallyTrainable
     )
     batch.copy_to_modules(modules)
     fitted = []
-    for estimator, module, outcome in zip(estimators, modules, outcomes, strict=True):
+    for k, (estimator, module, outcome) in enumerate(
+        zip(estimators, modules, outcomes, strict=True)
+    ):
         if isinstance(outcome, DivergenceError):
             fitted.append(outcome)
             continue
+        outcome = estimator._finish_readout(module, X_t, y_t, outcome)
+        with torch.no_grad():  # the batch scores the networks: same readout
+            batch.readout_weight[k].copy_(module.readout.weight)
+            batch.readout_bias[k].copy_(module.readout.bias)
         estimator._set_fitted(module, outcome, y, device)
         fitted.append(estimator)
     return fitted, batch

@@ -101,6 +101,10 @@ def _leverage_first_layer(
     return torch.cat([pool_w[chosen], rest_w]), torch.cat([pool_b[chosen], rest_b])
 
 
+def _has_trainable_hidden(module) -> bool:
+    return any(layer.trainable_index.numel() for layer in module.hidden_layers)
+
+
 def _fit_ridge_readout(module, X, y, alpha) -> TrainingResult:
     """Closed-form readout of a random-features module (no hidden training)."""
     with torch.no_grad():
@@ -164,7 +168,19 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         ``"gd"`` is plain full-batch gradient descent and ``"lbfgs"`` full-batch
         L-BFGS. ``"ridge"`` (only with ``trainable_proportion=0``) solves the
         readout of the random-features model exactly, as
-        :class:`~sklearn.linear_model.Ridge` with the same ``alpha``.
+        :class:`~sklearn.linear_model.Ridge` with the same ``alpha``; it is the
+        same fit as ``readout="ridge"`` at ``trainable_proportion=0``.
+    readout : {"gradient", "ridge"}, default="gradient"
+        How the output layer is fitted. ``"gradient"``: trained by ``solver``
+        together with the hidden neurons. ``"ridge"``: after the hidden
+        neurons are trained, the output layer is re-solved in closed form on
+        the trained last-hidden-layer features (ridge regression with penalty
+        ``alpha`` and an unpenalised intercept, as
+        :class:`~sklearn.linear_model.Ridge`), which gives the best readout of
+        the learned features for the training objective. When no hidden
+        neuron is trainable (``trainable_proportion=0``) nothing is trained by
+        gradient and the fit is exactly the random-features ridge solution.
+        This is the readout the approximation theory is about.
     alpha : float, default=1e-4
         L2 penalty ``alpha / (2 n) * ||W||^2`` on the weight matrices.
     batch_size : int or "auto", default="auto"
@@ -199,6 +215,9 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         One mask per hidden layer; true for the trainable neurons.
     loss_curve_ : list of float
         Training loss (half mean squared error plus penalty) per iteration.
+        With ``readout="ridge"`` it is the curve of the gradient training,
+        before the readout is re-solved; when nothing is trained by gradient
+        it holds the one objective of the closed-form fit.
     n_iter_ : int
         Number of iterations run.
     n_outputs_ : int
@@ -255,6 +274,7 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         "project_to_sphere": ["boolean"],
         **TRAINING_PARAMETER_CONSTRAINTS,
         "solver": [StrOptions({*SOLVERS, "ridge"})],
+        "readout": [StrOptions({"gradient", "ridge"})],
     }
 
     def __init__(
@@ -268,6 +288,7 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         leverage_reg=1e-3,
         project_to_sphere=True,
         solver="adam",
+        readout="gradient",
         alpha=1e-4,
         batch_size="auto",
         learning_rate_init=1e-3,
@@ -288,6 +309,7 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         self.leverage_reg = leverage_reg
         self.project_to_sphere = project_to_sphere
         self.solver = solver
+        self.readout = readout
         self.alpha = alpha
         self.batch_size = batch_size
         self.learning_rate_init = learning_rate_init
@@ -333,7 +355,7 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         X_t = self._preprocess(as_tensor(X, device=device, dtype=dtype))
         y_t = as_tensor(y_2d, device=device, dtype=dtype)
         module = self._build_module(X_t, y_2d.shape[1], generator)
-        if self.solver == "ridge":
+        if self._readout_in_closed_form_only(module):
             result = _fit_ridge_readout(module, X_t, y_t, self.alpha)
         else:
             result = train_module(
@@ -351,8 +373,27 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
                 generator=generator,
                 verbose=self.verbose,
             )
+            result = self._finish_readout(module, X_t, y_t, result)
         self._set_fitted(module, result, y, device)
         return self
+
+    def _readout_in_closed_form_only(self, module) -> bool:
+        """Whether the fit is the closed-form readout alone: ``solver="ridge"``,
+        or ``readout="ridge"`` with no trainable hidden neuron in ``module``."""
+        return self.solver == "ridge" or (
+            self.readout == "ridge" and not _has_trainable_hidden(module)
+        )
+
+    def _finish_readout(self, module, X_t, y_t, result) -> TrainingResult:
+        """After gradient training: with ``readout="ridge"``, re-solve the
+        output layer in closed form on the trained features (the training
+        curve is kept). A network whose hidden neurons were all frozen gets
+        the closed-form fit's result, as if it had not been trained. Also
+        used by the batched sweep."""
+        if self.readout != "ridge":
+            return result
+        ridge = _fit_ridge_readout(module, X_t, y_t, self.alpha)
+        return result if _has_trainable_hidden(module) else ridge
 
     def _validate_training_data(self, X, y) -> tuple[np.ndarray, np.ndarray]:
         """``fit``'s validation of ``(X, y)`` (also used by the batched

@@ -113,6 +113,32 @@ def test_equals_sequential_full_batch_gd_and_float32():
         assert_same_fit(seq, bat, X, RTOL32)
 
 
+def test_ridge_readout_equals_sequential_fits_and_scores():
+    """readout="ridge": each network's readout re-solved after the batched
+    training, the P = 0 ones as the closed-form fit alone, and the batch's
+    own R^2 scoring sees the re-solved readouts."""
+    X, y = two_output_data()
+    base = PartiallyTrainableRegressor(
+        (24,),
+        readout="ridge",
+        alpha=1e-2,
+        learning_rate_init=2e-2,
+        max_iter=20,
+        dtype="float64",
+    )
+    sequential, batched = sequential_and_batched(base, X, y)
+    for seq, bat in zip(sequential, batched, strict=True):
+        assert_same_fit(seq, bat, X, RTOL64)
+    assert [fit.n_iter_ for fit in sequential[:2]] == [1, 1]  # P = 0: closed form
+    train, _ = proportion_curve(
+        base, X, y, proportions=PROPORTIONS, cv=KFold(2), strategy="batched"
+    )
+    expected, _ = proportion_curve(
+        base, X, y, proportions=PROPORTIONS, cv=KFold(2), strategy="sequential"
+    )
+    np.testing.assert_allclose(train, expected, rtol=RTOL64)
+
+
 def test_frozen_rows_stay_bitwise_fixed():
     """Adam with weight decay moves every entry it holds, whatever its
     gradient: the frozen rows must still come back bitwise."""
