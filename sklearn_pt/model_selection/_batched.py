@@ -113,11 +113,6 @@ def batched_unsupported_reason(estimator, param_name: str) -> str | None:
             f"solver={estimator.solver!r} is not elementwise (batched solvers: "
             f"{_quoted(BATCHED_SOLVERS)})"
         )
-    if estimator.trainable_selection != "random":
-        return (
-            f"trainable_selection={estimator.trainable_selection!r} depends on the "
-            "training data (only 'random' is batched)"
-        )
     return None
 
 
@@ -380,8 +375,9 @@ def fit_batched(
     ----------
     estimators : sequence of PartiallyTrainableRegressor
         Unfitted or fitted; their other parameters must be equal, with
-        ``solver`` in ``("adam", "sgd", "gd")`` and
-        ``trainable_selection="random"``.
+        ``solver`` in ``("adam", "sgd", "gd")``. Each network is built from
+        the training data as ``fit`` builds it (so ``"leverage"`` selection
+        scores its candidates on the same inputs).
     X : array-like of shape (n_samples, n_features)
     y : array-like of shape (n_samples,) or (n_samples, n_outputs)
 
