@@ -7,7 +7,10 @@ Partially trainable networks (He, Lao, Lu, Zhang, 2026):
   biased-ReLU constants;
 - :func:`approximation_bound` -- the high-probability approximation bound;
 - :func:`proportion_for_reduction` -- the trainable proportion that captures
-  a given fraction of the bound's reduction.
+  a given fraction of the bound's reduction;
+- :func:`bound_shape` -- the bound relative to its value at ``P = 0``;
+- :func:`fit_mismatch_ratio` -- the mismatch ratio ``kappa_0 / kappa_1``
+  whose bound shape fits a measured error curve.
 
 Two gradient steps (Moniri, Hassani, 2026):
 
@@ -19,6 +22,8 @@ from ._partial import (
     approximation_bound,
     biased_relu_alpha,
     biased_relu_kappa0,
+    bound_shape,
+    fit_mismatch_ratio,
     kappa_p,
     proportion_for_reduction,
 )
@@ -28,6 +33,8 @@ __all__ = [
     "approximation_bound",
     "biased_relu_alpha",
     "biased_relu_kappa0",
+    "bound_shape",
+    "fit_mismatch_ratio",
     "kappa_p",
     "proportion_for_reduction",
     "spike_count",

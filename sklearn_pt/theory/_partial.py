@@ -2,8 +2,10 @@
 
 Pure, vectorised functions for the formulas of He, Lao, Lu and Zhang (2026):
 the harmonic interpolation ``kappa_P`` of the initialization mismatches, the
-spherical biased-ReLU constants, the high-probability approximation bound, and
-the trainable proportion that captures a given fraction of its reduction.
+spherical biased-ReLU constants, the high-probability approximation bound,
+the trainable proportion that captures a given fraction of its reduction, and
+the bound's shape in ``P`` with a least-squares fit of the mismatch ratio
+``kappa_0 / kappa_1`` to a measured error curve.
 
 Every function accepts scalars or array-likes and broadcasts them with NumPy's
 rules; the result is a Python ``float`` when every argument is a scalar and an
@@ -12,13 +14,19 @@ rules; the result is a Python ``float`` when every argument is a scalar and an
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy.optimize import brentq
+from scipy.special import lambertw
 
 __all__ = [
     "approximation_bound",
     "biased_relu_alpha",
     "biased_relu_kappa0",
+    "bound_shape",
+    "fit_mismatch_ratio",
     "kappa_p",
     "proportion_for_reduction",
 ]
@@ -317,12 +325,35 @@ def approximation_bound(
         ``kappa_P = kappa_p(P, biased_relu_kappa0(d, init_scale), kappa1)`` and
         ``alpha = biased_relu_alpha(d)``.
 
+    Warns
+    -----
+    UserWarning
+        When ``kappa_P * log(m / delta) / m > 1`` for some of the arguments:
+        the bound then exceeds its constant ``C`` and says nothing about the
+        approximation error. The message names the arguments and the width
+        from which the bound is informative; pass a larger width, or use
+        :func:`bound_shape` for the bound's shape in ``P``, which does not
+        depend on the width.
+
+    See Also
+    --------
+    bound_shape : The bound relative to its value at ``P = 0``.
+
     Notes
     -----
     With probability at least ``1 - delta`` over the frozen features, every
     target in the unit ball of the biased-ReLU RKHS is approximated within
     this squared L2 error. The bound decreases in ``P`` whenever
     ``kappa1 < kappa0`` and decreases in ``m`` for ``m > e * delta``.
+
+    The bound is informative only where ``kappa_P * log(m / delta) < m``:
+    elsewhere it exceeds ``C``, which for a constant of order one is no
+    better than approximating by zero (its squared L2 error over the unit
+    ball is at most ``sup_x k(x, x)``). The smallest informative
+    width solves ``m = kappa_P * log(m / delta)``, i.e.
+    ``m = -kappa_P * W_{-1}(-delta / kappa_P)`` with the lower branch of
+    Lambert's ``W``: 643 neurons for ``d = 5``, ``init_scale = 10``,
+    ``P = 0``, ``delta = 0.05`` (``kappa_0* = 67.9``).
 
     References
     ----------
@@ -361,7 +392,37 @@ def approximation_bound(
             "Pass a width of at least 1 neuron."
         )
     kp = _kappa_p(p, _kappa0(dim, tau), k1)
-    return _finish(c * (kp * np.log(m / dlt) / m) ** _alpha(dim))
+    rate = kp * np.log(m / dlt) / m
+    if np.any(rate > 1.0):
+        _warn_uninformative(rate, kp, p, m, dlt)
+    return _finish(c * rate ** _alpha(dim))
+
+
+def _informative_width(kappa: float, delta: float) -> float:
+    """Smallest width ``m`` with ``kappa * log(m / delta) <= m``."""
+    # m = delta * exp(u) with u * exp(-u) = delta / kappa on the branch u > 1.
+    return float(-kappa * lambertw(-delta / kappa, -1).real)
+
+
+def _warn_uninformative(rate, kp, p, m, dlt) -> None:
+    """Warn that ``rate = kappa_P * log(m / delta) / m`` exceeds 1 somewhere."""
+    rate, kp, p, m, dlt = np.broadcast_arrays(rate, kp, p, m, dlt)
+    bad = rate > 1.0
+    first = tuple(np.argwhere(bad)[0]) if rate.ndim else ()
+    count = "" if rate.ndim == 0 else f" ({int(bad.sum())} of {rate.size} values)"
+    warnings.warn(
+        "approximation_bound is outside the regime where it is informative"
+        f"{count}: kappa_P * log(width / delta) / width = {rate[first]:.3g} > 1 "
+        f"at trainable_proportion={p[first]:g}, width={m[first]:g} "
+        f"(kappa_P={kp[first]:.3g}, delta={dlt[first]:g}), so the bound "
+        "exceeds its constant C and says nothing about the approximation "
+        "error there. Pass a larger width: at least "
+        f"{np.ceil(_informative_width(kp[first], dlt[first])):.0f} neurons for "
+        "these arguments; or use bound_shape for the bound's shape in P, which "
+        "does not depend on the width.",
+        UserWarning,
+        stacklevel=3,
+    )
 
 
 def proportion_for_reduction(
@@ -386,8 +447,9 @@ def proportion_for_reduction(
     init_scale : float or array-like
         Bias range ``tau >= 1`` of the initialization.
     kappa1 : float or array-like, default=1.0
-        Mismatch of the trained neurons; must differ from
-        ``kappa0 = biased_relu_kappa0(d, init_scale)``.
+        Mismatch of the trained neurons; must be smaller than
+        ``kappa0 = biased_relu_kappa0(d, init_scale)``, so that training
+        reduces the bound.
 
     Returns
     -------
@@ -398,7 +460,9 @@ def proportion_for_reduction(
     Raises
     ------
     ValueError
-        If ``kappa1 == kappa0``: the bound then does not depend on ``P``.
+        If ``kappa1 >= kappa0``: with ``kappa1 == kappa0`` the bound does not
+        depend on ``P``, with ``kappa1 > kappa0`` it grows with ``P``; in
+        neither case is there a reduction from ``P = 0`` to ``P = 1``.
 
     Notes
     -----
@@ -410,9 +474,9 @@ def proportion_for_reduction(
 
         \kappa_P^\alpha = (1 - q)\, \kappa_0^\alpha + q\, \kappa_1^\alpha .
 
-    The right side lies between ``kappa1 ** alpha`` and ``kappa0 ** alpha``,
-    so the target ``kappa_P = ((1 - q) kappa0^alpha + q kappa1^alpha)^(1/alpha)``
-    lies between ``kappa1`` and ``kappa0``. Inverting the harmonic
+    The right side lies in ``[kappa1 ** alpha, kappa0 ** alpha]``, so the
+    target ``kappa_P = ((1 - q) kappa0^alpha + q kappa1^alpha)^(1/alpha)``
+    lies in ``[kappa1, kappa0]``. Inverting the harmonic
     interpolation ``1 / kappa_P = 1 / kappa0 + P (1 / kappa1 - 1 / kappa0)``
     gives the closed form
 
@@ -443,14 +507,217 @@ def proportion_for_reduction(
     tau = _check_init_scale(init_scale)
     k1 = _check_positive(kappa1, "kappa1")
     k0 = _kappa0(dim, tau)
-    same = np.broadcast_to(k0 == k1, np.broadcast_shapes(k0.shape, k1.shape))
-    if np.any(same):
+    k0_b, k1_b = np.broadcast_arrays(k0, k1)
+    no_gain = k1_b >= k0_b
+    if np.any(no_gain):
+        got_k1, got_k0 = _first_bad(k1_b, no_gain), _first_bad(k0_b, no_gain)
+        effect = (
+            "does not depend on the trainable proportion"
+            if got_k1 == got_k0
+            else "grows with the trainable proportion"
+        )
         raise ValueError(
-            "kappa1 equals kappa0 = biased_relu_kappa0(d, init_scale) = "
-            f"{_first_bad(np.broadcast_to(k0, same.shape), same)!r}, so the bound "
-            "does not depend on the trainable proportion. Pass a different kappa1."
+            "kappa1 must be smaller than kappa0 = biased_relu_kappa0(d, "
+            f"init_scale) = {got_k0!r}; got kappa1={got_k1!r}. The bound then "
+            f"{effect}, so there is no reduction from P=0 to P=1 to capture. "
+            f"Pass kappa1 < {got_k0:.6g}, e.g. the default 1.0 (ridge leverage "
+            "sampling)."
         )
     alpha = _alpha(dim)
     target = ((1.0 - q) * k0**alpha + q * k1**alpha) ** (1.0 / alpha)
     p = (1.0 / target - 1.0 / k0) / (1.0 / k1 - 1.0 / k0)
     return _finish(np.clip(p, 0.0, 1.0))
+
+
+def bound_shape(
+    trainable_proportion: ArrayLike,
+    mismatch_ratio: ArrayLike,
+    *,
+    alpha: ArrayLike,
+) -> FloatOrArray:
+    r"""Shape in ``P`` of the approximation bound: ``B(P) / B(0)``.
+
+    Parameters
+    ----------
+    trainable_proportion : float or array-like
+        Proportion ``P`` of trainable hidden neurons, in ``[0, 1]``.
+    mismatch_ratio : float or array-like
+        Ratio ``r = kappa0 / kappa1`` of the two mismatches, positive;
+        ``r > 1`` when training reduces the mismatch.
+    alpha : float or array-like
+        Exponent of the bound, positive, e.g. ``biased_relu_alpha(d)``.
+
+    Returns
+    -------
+    shape : float or ndarray
+        ``(1 + P * (r - 1)) ** -alpha``, broadcast over the arguments; ``1``
+        at ``P = 0`` and ``r ** -alpha`` at ``P = 1``.
+
+    See Also
+    --------
+    approximation_bound : The bound itself.
+    fit_mismatch_ratio : The ratio ``r`` that fits a measured curve.
+
+    Notes
+    -----
+    In :func:`approximation_bound` only ``kappa_P`` depends on ``P``, so
+
+    .. math::
+
+        \frac{B(P)}{B(0)} = \Big(\frac{\kappa_P}{\kappa_0}\Big)^\alpha
+        = \big(1 + P (r - 1)\big)^{-\alpha}, \qquad r = \kappa_0 / \kappa_1,
+
+    which depends on the two mismatches only through their ratio, and not on
+    the width, ``delta`` or the constant ``C``.
+
+    References
+    ----------
+    .. [1] He, Lao, Lu, Zhang (2026), "Phase Transition from Random Features
+       to Fully Trainable Networks".
+
+    Examples
+    --------
+    >>> from sklearn_pt.theory import bound_shape
+    >>> bound_shape(0.0, 10.0, alpha=1.75)
+    1.0
+    >>> round(bound_shape(1.0, 10.0, alpha=1.75), 6)  # 10 ** -1.75
+    0.017783
+    >>> bound_shape([0.0, 0.5, 1.0], 3.0, alpha=1.0).round(3)
+    array([1.   , 0.5  , 0.333])
+    """
+    p = _check_proportion(trainable_proportion, "trainable_proportion")
+    r = _check_positive(mismatch_ratio, "mismatch_ratio")
+    a = _check_positive(alpha, "alpha")
+    return _finish((1.0 + p * (r - 1.0)) ** -a)
+
+
+_FIT_GRID_SIZE = 4001
+"""Points of the grid in ``log r`` that brackets the fit's minimum."""
+
+
+def fit_mismatch_ratio(
+    proportions: ArrayLike,
+    error_ratios: ArrayLike,
+    *,
+    alpha: float,
+    max_ratio: float = 1e4,
+) -> tuple[float, float]:
+    r"""Mismatch ratio ``kappa0 / kappa1`` whose bound shape fits measured errors.
+
+    Least squares on the logarithms: the ``r`` in ``[1, max_ratio]`` that
+    minimises ``sum_i (log e_i - log bound_shape(P_i, r, alpha=alpha)) ** 2``.
+
+    Parameters
+    ----------
+    proportions : array-like of shape (n_points,)
+        Trainable proportions ``P_i`` in ``[0, 1]``; at least one positive.
+        Repeat a proportion to fit several seeds at once.
+    error_ratios : array-like of shape (n_points,)
+        Measured errors relative to the error at ``P = 0``, ``E(P_i) / E(0)``,
+        positive.
+    alpha : float
+        Exponent of the bound's shape, positive, e.g. ``biased_relu_alpha(d)``.
+    max_ratio : float, default=1e4
+        Upper end of the search interval, greater than 1.
+
+    Returns
+    -------
+    mismatch_ratio : float
+        The fitted ``r``. ``1.0`` when the errors do not fall with ``P``
+        (training does not help); ``max_ratio`` when they fall faster than
+        any ratio in the interval allows.
+    rms_residual : float
+        Root mean square of the residuals ``log e_i - log bound_shape(...)``
+        at the fit, over all points (points at ``P = 0`` contribute
+        ``log e_i``, which no ``r`` changes): ``0`` for an exact fit,
+        ``0.1`` for errors about 10% off the fitted shape.
+
+    See Also
+    --------
+    bound_shape : The fitted shape.
+
+    Notes
+    -----
+    The residual of point ``i`` is
+    ``log e_i + alpha * log(1 + P_i (exp(u) - 1))`` in ``u = log r``, which
+    increases with ``u``, so the sum of squares is smooth but need not be
+    unimodal. The minimum is bracketed on a grid of 4001 points of ``u``
+    over ``[0, log(max_ratio)]`` and refined by Brent's method
+    (:func:`scipy.optimize.brentq`) on the derivative of the cost between
+    the best grid point and the neighbour where the derivative changes sign;
+    it is an end of the interval when the derivative does not change sign
+    there. Logarithms weight every point by
+    its relative error, so the small errors at large ``P`` count as much as
+    the large ones near ``P = 0``. With measured errors, ``E(1) / E(0)`` pins
+    ``r`` at about ``(E(0) / E(1)) ** (1 / alpha)``; the fit depends on
+    ``alpha`` in that way.
+
+    References
+    ----------
+    .. [1] He, Lao, Lu, Zhang (2026), "Phase Transition from Random Features
+       to Fully Trainable Networks".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_pt.theory import bound_shape, fit_mismatch_ratio
+    >>> p = np.array([0.0, 0.05, 0.1, 0.5, 1.0])
+    >>> errors = bound_shape(p, 10.0, alpha=1.75)
+    >>> ratio, rms = fit_mismatch_ratio(p, errors, alpha=1.75)
+    >>> round(ratio, 6), rms < 1e-8
+    (10.0, True)
+    """
+    p = _check_proportion(proportions, "proportions").ravel()
+    e = _check_positive(error_ratios, "error_ratios").ravel()
+    if p.size != e.size:
+        raise ValueError(
+            "proportions and error_ratios must have one value per point; got "
+            f"{p.size} proportions and {e.size} error ratios. Pass arrays of the "
+            "same length (repeat a proportion once per seed)."
+        )
+    if not np.any(p > 0):
+        raise ValueError(
+            "proportions must contain a positive value: the error at P=0 does "
+            f"not depend on the mismatch ratio; got {proportions!r}. Pass errors "
+            "measured at some P > 0."
+        )
+    a = float(_check_positive(alpha, "alpha"))
+    top = _as_float(max_ratio, "max_ratio")
+    _check_range(
+        top,
+        "max_ratio",
+        low=1.0,
+        low_open=True,
+        fix="Pass an upper end of the search interval above 1, e.g. 1e4.",
+    )
+    log_e = np.log(e)
+
+    def residuals(u):
+        return log_e + a * np.log1p(p * np.expm1(u))
+
+    def cost(u):
+        residual = residuals(u)
+        return float(residual @ residual)
+
+    def slope(u):  # half the derivative of the cost in u
+        gain = a * p * np.exp(u) / (1.0 + p * np.expm1(u))
+        return float(residuals(u) @ gain)
+
+    top_u = float(np.log(top))
+    grid = np.linspace(0.0, top_u, _FIT_GRID_SIZE)
+    costs = [cost(u) for u in grid]
+    best = int(np.argmin(costs))
+    # The minimum lies next to the best grid point: where the slope changes
+    # sign on one side of it, or at an end of the interval.
+    u = grid[best]
+    if slope(u) > 0 and best > 0:
+        low, high = grid[best - 1], u
+    elif slope(u) < 0 and best < grid.size - 1:
+        low, high = u, grid[best + 1]
+    else:
+        low = high = u
+    if low < high and slope(low) < 0 < slope(high):
+        root = brentq(slope, low, high, xtol=1e-14, rtol=4 * np.finfo(float).eps)
+        u = root if cost(root) <= costs[best] else u
+    ratio = 1.0 if u == 0.0 else float(top) if u == top_u else float(np.exp(u))
+    return ratio, float(np.sqrt(cost(u) / p.size))

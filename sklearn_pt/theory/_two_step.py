@@ -91,13 +91,24 @@ def spike_count(
     A step of size ``eta = c * N ** alpha`` moves each pre-activation by about
     ``N ** (alpha1 - 1/2)``; the order-``k`` term of the expansion of
     ``sigma'(W_1 x)`` in that move enters the second gradient with size about
-    ``N ** (alpha2 - k (1/2 - alpha1))``. It survives as ``N`` grows, and
-    gives an outlier, iff ``k < alpha2 / (1/2 - alpha1)``, for
-    ``k = 1, ..., L - 1``. In particular ``alpha1 + alpha2 < 1/2`` gives
-    ``Lambda = 0``: the second step then acts like one step of size
-    ``eta_1 + eta_2``. Ratios that are integers up to rounding
-    (``0.3 / (0.5 - 0.35)``) are treated as the integer, where the formula's
-    count is on the boundary between two regions.
+    ``N ** (alpha2 - k (1/2 - alpha1))``, for ``k = 1, ..., L - 1``. With
+    the ratio ``rho = alpha2 / (1/2 - alpha1)``, that term grows with ``N``
+    for ``k < rho``, is of order one (``N ** 0``) for ``k = rho`` and
+    vanishes for ``k > rho``; ``Lambda`` counts the terms that give an
+    outlier. For a ratio that is not an integer, ``floor(rho)`` is the
+    number of growing terms. At an integer ratio ``rho = K`` the floor gives
+    ``Lambda = K``: the formula counts the boundary term ``k = K``, whose
+    size neither grows nor vanishes with ``N``, as an outlier. So the count
+    is ``K`` for ``K <= rho < K + 1`` (each region includes its lower
+    boundary line ``alpha2 = K (1/2 - alpha1)``); e.g.
+    ``alpha1 + alpha2 < 1/2`` gives ``Lambda = 0``, where the second step
+    acts like one step of size ``eta_1 + eta_2``, and
+    ``alpha1 + alpha2 = 1/2`` gives ``Lambda = 1``. Whether a boundary
+    term's spike separates from the bulk at a finite ``N`` depends on the
+    constants ``c_1, c_2`` rather than on ``N``; the count there is the
+    formula's. Ratios within ``1e-9`` of an integer count as that integer,
+    so that rounding (``0.3 / (0.5 - 0.35) == 1.9999999999999996`` in
+    floating point) does not lower the count.
 
     References
     ----------

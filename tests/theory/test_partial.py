@@ -1,6 +1,7 @@
 """Tests for sklearn_pt.theory: formulas checked against independent evaluations."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -15,6 +16,11 @@ from sklearn_pt.theory import (
     kappa_p,
     proportion_for_reduction,
 )
+
+UNINFORMATIVE = "approximation_bound is outside the regime where it is informative"
+# The formula checks below probe the whole domain, including widths where the
+# bound exceeds its constant and warns; the warning has its own tests.
+pytestmark = pytest.mark.filterwarnings(f"ignore:{UNINFORMATIVE}:UserWarning")
 
 proportions = st.floats(0.0, 1.0)
 kappa0s = st.floats(1e-2, 1e3)
@@ -154,6 +160,67 @@ def test_bound_broadcasting_shapes():
     assert isinstance(approximation_bound(0.5, 10, d=3, init_scale=1.0), float)
 
 
+# ------------------------------------- bound outside its informative regime
+def rate(p, m, d, tau, delta=0.05, kappa1=1.0):
+    """``kappa_P * log(m / delta) / m``, written out."""
+    kappa0 = 4 * math.sqrt(2) * tau * (d + 1) / d
+    return math.log(m / delta) / (m * (p / kappa1 + (1 - p) / kappa0))
+
+
+def test_bound_warns_outside_the_informative_regime():
+    # d = 5, tau = 10, width 256: kappa0* = 67.9, rate 2.26 > 1.
+    assert rate(0.0, 256, 5, 10.0) == pytest.approx(2.26475, abs=1e-5)
+    with pytest.warns(UserWarning, match=UNINFORMATIVE) as record:
+        approximation_bound(0.0, 256, d=5, init_scale=10.0)
+    assert len(record) == 1
+    message = str(record[0].message)
+    assert "kappa_P * log(width / delta) / width = 2.26 > 1" in message
+    assert "trainable_proportion=0, width=256" in message
+    assert "kappa_P=67.9, delta=0.05" in message
+    assert "exceeds its constant C" in message
+    assert "Pass a larger width: at least 643 neurons" in message
+    assert record[0].filename == __file__  # points at the caller's line
+
+
+@pytest.mark.filterwarnings("error")
+def test_bound_does_not_warn_where_it_is_informative():
+    approximation_bound(0.0, 1000, d=5, init_scale=10.0)  # rate 0.67
+    approximation_bound(np.linspace(0, 1, 11), 1000, d=5, init_scale=10.0)
+    approximation_bound(0.0, 256, d=5, init_scale=1.0)  # rate 0.23
+    approximation_bound(1.0, 64, d=5, init_scale=10.0)  # kappa_P = kappa1 = 1
+
+
+@pytest.mark.parametrize(
+    ("d", "tau", "p", "delta"), [(5, 10.0, 0.0, 0.05), (3, 2.0, 0.3, 0.01)]
+)
+def test_informative_width_in_the_message_is_the_threshold(d, tau, p, delta):
+    with pytest.warns(UserWarning, match=UNINFORMATIVE) as record:
+        approximation_bound(p, 2.0, d=d, init_scale=tau, delta=delta)
+    width = int(str(record[0].message).split("at least ")[1].split()[0])
+    # Brute force over integer widths: the first one from which rate <= 1.
+    widths = np.arange(3, 100_000)
+    rates = np.array([rate(p, m, d, tau, delta) for m in widths])
+    assert width == widths[np.flatnonzero(rates <= 1)[0]]
+    assert rate(p, width, d, tau, delta) <= 1 < rate(p, width - 1, d, tau, delta)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        approximation_bound(p, width, d=d, init_scale=tau, delta=delta)
+
+
+def test_bound_warns_once_per_call_and_counts_the_values():
+    # Along P the rate falls from 2.26 (P = 0) below 1 from P ~ 0.02 on.
+    proportions = np.array([0.0, 0.01, 0.5, 1.0])
+    expected = sum(rate(q, 256, 5, 10.0) > 1 for q in proportions)
+    with pytest.warns(UserWarning, match=UNINFORMATIVE) as record:
+        out = approximation_bound(proportions, 256, d=5, init_scale=10.0)
+    assert len(record) == 1
+    assert f"({expected} of 4 values)" in str(record[0].message)
+    # The values are returned as without the warning.
+    np.testing.assert_allclose(
+        out, [brute_bound(q, 256, 5, 10.0) for q in proportions], rtol=1e-13
+    )
+
+
 # ------------------------------------------------- proportion for reduction
 def reduction_fraction(p, d, tau, kappa1=1.0, m=1000.0, delta=0.05, constant=1.0):
     b = [
@@ -230,11 +297,28 @@ def test_proportion_endpoints_and_limits():
     assert np.all(np.diff(p) < 0)
 
 
-def test_proportion_with_kappa1_above_kappa0():
-    # Training then hurts the bound; the same closed form applies.
-    p = proportion_for_reduction(0.3, d=3, init_scale=1.0, kappa1=100.0)
-    assert 0 < p < 1
-    assert reduction_fraction(p, 3, 1.0, kappa1=100.0) == pytest.approx(0.3, abs=1e-12)
+def test_proportion_rejects_kappa1_above_kappa0():
+    # Training then makes the bound grow with P: there is no reduction.
+    k0 = biased_relu_kappa0(3, 1.0)
+    with pytest.raises(ValueError) as info:
+        proportion_for_reduction(0.3, d=3, init_scale=1.0, kappa1=100.0)
+    message = str(info.value)
+    assert message.startswith("kappa1 must be smaller than kappa0")
+    assert f"= {k0!r}; got kappa1=100.0" in message
+    assert "grows with the trainable proportion" in message
+    assert f"Pass kappa1 < {k0:.6g}, e.g. the default 1.0" in message
+
+
+def test_proportion_rejects_kappa1_above_kappa0_in_arrays():
+    # One bad entry of a broadcast is enough; the message names it.
+    k0 = biased_relu_kappa0(5, np.array([1.0, 10.0]))
+    with pytest.raises(ValueError, match=r"got kappa1=20\.0\. .* grows with"):
+        proportion_for_reduction(0.9, d=5, init_scale=[1.0, 10.0], kappa1=20.0)
+    assert k0[0] < 20.0 < k0[1]
+    # Just below kappa0 is allowed and reaches the fraction.
+    kappa1 = biased_relu_kappa0(5, 2.0) * (1 - 1e-6)
+    p = proportion_for_reduction(0.5, d=5, init_scale=2.0, kappa1=kappa1)
+    assert 0 <= p <= 1
 
 
 def test_proportion_broadcasting():
@@ -247,7 +331,11 @@ def test_proportion_broadcasting():
 
 def test_proportion_rejects_equal_kappas():
     k0 = biased_relu_kappa0(5, 2.0)
-    with pytest.raises(ValueError, match="kappa1 equals kappa0"):
+    with pytest.raises(
+        ValueError,
+        match=r"kappa1 must be smaller than kappa0 .* does not depend on the "
+        r"trainable proportion",
+    ):
         proportion_for_reduction(0.9, d=5, init_scale=2.0, kappa1=k0)
 
 

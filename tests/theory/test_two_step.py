@@ -43,6 +43,28 @@ def test_integer_ratios_are_not_lost_to_rounding(alpha1, alpha2, expected):
     assert spike_count(alpha1, alpha2) == expected
 
 
+@pytest.mark.parametrize(
+    ("alpha1", "alpha2", "ratio"),
+    [
+        (0.25, 0.25, 1),  # alpha1 + alpha2 = 1/2 exactly
+        (0.375, 0.25, 2),  # 0.25 / 0.125, exact in binary floating point
+        (0.4375, 0.1875, 3),  # 0.1875 / 0.0625
+        (0.46875, 0.125, 4),  # 0.125 / 0.03125
+    ],
+)
+def test_exact_integer_ratio_counts_the_boundary_term(alpha1, alpha2, ratio):
+    # The ratios are exact in floats, so no rounding tolerance is involved.
+    assert alpha2 / (0.5 - alpha1) == ratio
+    # At an integer ratio K the order-K term has size N ** 0: the floor counts
+    # it, so Lambda = K; each region includes its lower boundary line.
+    assert spike_count(alpha1, alpha2) == ratio
+    # Just below the line the order-K term vanishes as N grows: K - 1.
+    assert spike_count(alpha1, alpha2 - 1e-6) == ratio - 1
+    assert spike_count(alpha1, alpha2 + 1e-6) == ratio
+    # A degree cap below K still wins.
+    assert spike_count(alpha1, alpha2, degree=ratio) == ratio - 1
+
+
 @given(alpha1=exponents, alpha2=exponents)
 def test_small_total_exponent_adds_nothing(alpha1, alpha2):
     # alpha1 + alpha2 < 1/2: the second step acts like one step of eta1 + eta2.
