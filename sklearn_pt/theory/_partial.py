@@ -705,7 +705,8 @@ def fit_mismatch_ratio(
 
     top_u = float(np.log(top))
     grid = np.linspace(0.0, top_u, _FIT_GRID_SIZE)
-    costs = [cost(u) for u in grid]
+    on_grid = log_e + a * np.log1p(p * np.expm1(grid)[:, None])
+    costs = np.einsum("ij,ij->i", on_grid, on_grid)
     best = int(np.argmin(costs))
     # The minimum lies next to the best grid point: where the slope changes
     # sign on one side of it, or at an end of the interval.
