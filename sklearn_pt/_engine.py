@@ -64,6 +64,13 @@ _BLOW_UP_FACTOR = 1e6
 """A loss this many times its value at initialisation stops training at once."""
 _FINAL_RISE_FACTOR = 10.0
 """A final loss this many times its value at initialisation counts as diverged."""
+_LBFGS_MAX_LINE_SEARCH = 25
+"""Trial points of one strong-Wolfe line search beyond the first (torch's default)."""
+_LBFGS_FTOL = 2.220446049250313e-09
+"""L-BFGS stops once an iteration lowers the objective from ``f_prev`` to ``f``
+by at most this times ``max(|f_prev|, |f|, 1)``: scipy's L-BFGS-B default
+``ftol`` (``factr=1e7`` times float64's machine epsilon), which
+:class:`~sklearn.neural_network.MLPRegressor` uses."""
 
 
 def initial_loss(module, X, y, loss=None) -> float:
@@ -107,6 +114,19 @@ class StoppingRule:
         self.no_improvement = 0 if improved else self.no_improvement + 1
         self.best_loss = min(self.best_loss, loss)
         return self.no_improvement >= self.n_iter_no_change
+
+    def stop_reason(self, loss: float) -> str | None:
+        """Record ``loss``; why training stops now, or None."""
+        if self.converged(loss):
+            return (
+                f"Training loss did not improve more than tol={self.tol} for "
+                f"{self.n_iter_no_change} consecutive iterations"
+            )
+        return None
+
+    def unmet(self) -> str:
+        """The criterion, as the warning at ``max_iter`` words it."""
+        return f"the training loss stopped improving by tol={self.tol}"
 
     def rose(self, final_loss: float) -> bool:
         """Whether training ended ten times above the initial loss."""
@@ -255,8 +275,10 @@ class TrainingResult:
     loss_curve : list of float
         The training objective (data loss plus penalty) of each iteration: for
         the mini-batch solvers the mean batch loss over the epoch (as in
-        :class:`~sklearn.neural_network.MLPRegressor`), for ``"gd"`` and
-        ``"lbfgs"`` the full-batch loss at the start of the step.
+        :class:`~sklearn.neural_network.MLPRegressor`), for ``"gd"`` the
+        full-batch loss at the start of the step, for ``"lbfgs"`` the
+        full-batch objective at the iterate the iteration accepted (so the
+        last value is the objective of the returned parameters).
     n_iter : int
         Number of iterations run.
     converged : bool
@@ -309,7 +331,9 @@ def train_module(
         :class:`~sklearn.neural_network.MLPRegressor`); ``"adam"``: mini-batch
         Adam; ``"gd"``: plain full-batch gradient descent,
         ``W <- W - learning_rate_init * grad``; ``"lbfgs"``: full-batch L-BFGS
-        with a strong-Wolfe line search (``learning_rate_init`` is not used).
+        (:class:`torch.optim.LBFGS`, one run for the whole fit, 100 curvature
+        pairs) with a strong-Wolfe line search (``learning_rate_init`` is not
+        used).
     learning_rate_init : float, default=1e-3
         Step size of ``"sgd"``, ``"adam"`` and ``"gd"``.
     alpha : float, default=0.0
@@ -318,10 +342,25 @@ def train_module(
         Mini-batch size of ``"sgd"`` and ``"adam"``; ``"auto"`` is
         ``min(200, n)``. Full-batch solvers ignore it.
     max_iter : int, default=200
-        Maximum number of iterations (epochs for the mini-batch solvers).
+        Maximum number of iterations: epochs for the mini-batch solvers, steps
+        for ``"gd"``, L-BFGS iterations for ``"lbfgs"`` (each one line search of
+        usually one and at most 26 evaluations of the objective and its
+        gradient, retried once if it fails), like ``maxiter`` of scipy's
+        L-BFGS-B in :class:`~sklearn.neural_network.MLPRegressor`.
     tol, n_iter_no_change : float, int
-        Training stops, converged, when the loss has not fallen by at least
-        ``tol`` below its best value for ``n_iter_no_change`` iterations in a row.
+        For ``"sgd"``, ``"adam"`` and ``"gd"``, training stops, converged, when
+        the loss has not fallen by at least ``tol`` below its best value for
+        ``n_iter_no_change`` iterations in a row. ``"lbfgs"`` stops, converged,
+        as :class:`~sklearn.neural_network.MLPRegressor` does with scipy's
+        L-BFGS-B (``gtol=tol``, default ``ftol``): when the largest absolute
+        entry of the objective's gradient at the accepted iterate is at most
+        ``tol``, or when an iteration lowers the objective from ``f_prev`` to
+        ``f`` by at most ``ftol * max(|f_prev|, |f|, 1)`` with
+        ``ftol = 2.22e-9`` (``1e7`` times float64's machine epsilon). An
+        iteration whose line search cannot lower the objective is retried once
+        from steepest descent, without the curvature history; if that fails
+        too the decrease is zero and the run has converged as far as the
+        floating-point precision allows. ``n_iter_no_change`` is not used.
     shuffle : bool, default=True
         Draw a new mini-batch order every epoch (from ``generator``).
     generator : torch.Generator, optional
@@ -331,15 +370,17 @@ def train_module(
     loss : callable, default=half_squared_error
         ``loss(prediction, target)`` returning a scalar mean over the batch.
     callback : callable, optional
-        ``callback(iteration, loss)`` after each iteration; returning ``True``
-        stops training (counted as converged).
+        ``callback(iteration, loss)`` after each iteration, with the
+        iteration's value of the loss curve; returning ``True`` stops training
+        (counted as converged).
     learning_rate_name : str, default="learning_rate_init"
         Name of the step-size parameter, quoted in the divergence message.
     early_stopping : bool, default=True
-        Stop on the ``tol``/``n_iter_no_change`` criterion and warn when
-        ``max_iter`` is reached. ``False`` runs exactly ``max_iter``
-        iterations (unless the callback stops earlier), as fixed-step
-        algorithms such as "two steps of GD" need, and never warns.
+        Stop on the ``tol`` criterion and warn when ``max_iter`` is reached.
+        ``False`` runs exactly ``max_iter`` iterations (unless the callback
+        stops earlier), as fixed-step algorithms such as "two steps of GD"
+        need, and never warns; an ``"lbfgs"`` run that can no longer lower the
+        objective then repeats its loss without evaluating anything.
     nonnegative_loss : bool, default=True
         Whether the loss is nonnegative, as the squared loss is. Only then are
         the blow-up checks (relative to the loss at initialisation) applied;
@@ -361,7 +402,8 @@ def train_module(
     Warns
     -----
     ConvergenceWarning
-        If ``max_iter`` is reached before the stopping criterion.
+        If ``max_iter`` is reached before the stopping criterion (with
+        ``early_stopping=True``).
     """
     n_samples = X.shape[0]
     trainable = [p for p in module.parameters() if p.requires_grad]
@@ -376,8 +418,16 @@ def train_module(
         result.converged = True
         return result
 
+    rule = StoppingRule(
+        initial_loss(module, X, y, loss) if nonnegative_loss else math.nan,
+        tol=tol,
+        n_iter_no_change=n_iter_no_change,
+    )
     if solver == "lbfgs":
-        step = _lbfgs_stepper(module, trainable, decayed, weight_decay, X, y, loss)
+        step = _LBFGSStepper(
+            module, trainable, decayed, weight_decay, X, y, loss, tol=tol
+        )
+        criterion = step
     else:
         step = _first_order_stepper(
             module,
@@ -393,12 +443,7 @@ def train_module(
             shuffle=shuffle,
             generator=generator,
         )
-
-    rule = StoppingRule(
-        initial_loss(module, X, y, loss) if nonnegative_loss else math.nan,
-        tol=tol,
-        n_iter_no_change=n_iter_no_change,
-    )
+        criterion = rule
 
     def diverged(message_loss: float, iteration: int) -> DivergenceError:
         return DivergenceError(
@@ -425,21 +470,18 @@ def train_module(
             break
         if not early_stopping:
             continue
-        if rule.converged(epoch_loss):
+        reason = criterion.stop_reason(epoch_loss)
+        if reason is not None:
             result.converged = True
             if verbose:
-                print(
-                    f"Training loss did not improve more than tol={tol} for "
-                    f"{n_iter_no_change} consecutive iterations. Stopping."
-                )
+                print(f"{reason}. Stopping.")
             break
     if rule.rose(result.loss_curve[-1]):
         raise diverged(result.loss_curve[-1], result.n_iter)
     if early_stopping and not result.converged:
         warnings.warn(
-            f"solver={solver!r} reached max_iter={max_iter} iterations before the "
-            f"training loss stopped improving by tol={tol}. Increase max_iter, or "
-            "raise tol to stop earlier.",
+            f"solver={solver!r} reached max_iter={max_iter} iterations before "
+            f"{criterion.unmet()}. Increase max_iter, or raise tol to stop earlier.",
             ConvergenceWarning,
             stacklevel=2,
         )
@@ -579,24 +621,141 @@ def _first_order_stepper(
     return epoch
 
 
-def _lbfgs_stepper(
-    module, trainable, decayed, weight_decay, X, y, loss
-) -> Callable[[], float]:
-    """One L-BFGS iteration; the penalty enters the objective explicitly."""
-    optimizer = torch.optim.LBFGS(
-        trainable, lr=1.0, max_iter=1, line_search_fn="strong_wolfe"
-    )
+class _LBFGSStepper:
+    """One torch L-BFGS run over the whole fit, advanced one iteration per call.
 
-    def closure() -> torch.Tensor:
-        optimizer.zero_grad()
-        value = loss(module(X), y) + _penalty(decayed, weight_decay)
+    A single :class:`torch.optim.LBFGS` with ``max_iter=1`` is stepped once per
+    iteration of :func:`train_module`. Its state (the last 100 curvature pairs,
+    the last step) persists between calls, so the calls make one L-BFGS run;
+    each strong-Wolfe line search may try ``1 + _LBFGS_MAX_LINE_SEARCH``
+    points (torch derives ``max_eval`` from ``max_iter`` otherwise, which for
+    ``max_iter=1`` leaves a single trial and no line search at all). torch's
+    own exits are disabled (``tolerance_grad=0``, ``tolerance_change=0``):
+    their absolute thresholds would end a call without a step and, the state
+    unchanged, every later call the same way; :meth:`stop_reason` holds the
+    stopping criteria.
+
+    Every ``step`` of torch's LBFGS opens with an evaluation at the current
+    iterate, which the previous line search has just evaluated. The best
+    point of each line search is kept (a copy of its parameters, its objective
+    and its gradients) and handed back for that opening evaluation: one
+    forward and backward pass per line-search trial and none wasted. Should
+    torch accept another point than the best, it is evaluated again.
+
+    If a line search cannot lower the objective along the L-BFGS direction,
+    the curvature history is dropped and the iteration retried from steepest
+    descent, as L-BFGS-B does. If that fails too, the run has stalled (the
+    objective is at its floating-point floor along the gradient): later calls
+    return the same loss and evaluate nothing.
+    """
+
+    def __init__(self, module, trainable, decayed, weight_decay, X, y, loss, *, tol):
+        self.module, self.X, self.y, self.loss_fn = module, X, y, loss
+        self.trainable, self.decayed = trainable, decayed
+        self.weight_decay, self.tol = weight_decay, tol
+        self.optimizer = torch.optim.LBFGS(
+            trainable,
+            lr=1.0,
+            max_iter=1,
+            max_eval=1 + _LBFGS_MAX_LINE_SEARCH,  # the opening evaluation counts
+            tolerance_grad=0.0,
+            tolerance_change=0.0,
+            line_search_fn="strong_wolfe",
+        )
+        self.reuse_kept = False
+        self.stalled = False
+        self.previous_loss = math.inf
+        self._keep(self._evaluate())
+
+    def _evaluate(self) -> torch.Tensor:
+        """Objective and (into ``.grad``) gradients at the current parameters."""
+        for p in self.trainable:
+            p.grad = None  # fresh gradient tensors: the kept point's stay intact
+        value = self.loss_fn(self.module(self.X), self.y)
+        value = value + _penalty(self.decayed, self.weight_decay)
         value.backward()
+        return value.detach()
+
+    def _keep(self, value: torch.Tensor) -> None:
+        """Keep the current point: parameters, objective and gradients."""
+        self.point = [p.detach().clone() for p in self.trainable]
+        self.grads = [p.grad for p in self.trainable]
+        self.value, self.loss = value, float(value)
+
+    def _at_kept_point(self) -> bool:
+        pairs = zip(self.trainable, self.point, strict=True)
+        return all(torch.equal(p, kept) for p, kept in pairs)
+
+    def _closure(self) -> torch.Tensor:
+        """torch's closure: the opening call of a step gets the kept point;
+        line-search trials are evaluated and the best one kept."""
+        if self.reuse_kept:
+            self.reuse_kept = False
+            for p, grad in zip(self.trainable, self.grads, strict=True):
+                p.grad = grad
+            return self.value
+        value = self._evaluate()
+        if float(value) < self.loss:
+            self._keep(value)
         return value
 
-    def step() -> float:
-        return float(optimizer.step(closure).detach())
+    def _step(self) -> None:
+        """One torch step; afterwards the kept point is the accepted iterate."""
+        self.reuse_kept = True
+        self.optimizer.step(self._closure)
+        self.reuse_kept = False
+        if not self._at_kept_point():
+            self._keep(self._evaluate())
 
-    return step
+    def _has_history(self) -> bool:
+        """Whether the last step used curvature pairs (was not a first step)."""
+        return self.optimizer.state[self.trainable[0]].get("n_iter", 0) > 1
+
+    def __call__(self) -> float:
+        """One L-BFGS iteration; returns the objective at the accepted iterate."""
+        if self.stalled:
+            return self.loss
+        self.previous_loss = start = self.loss
+        self._step()
+        if not self.loss < start and self._has_history():
+            self.optimizer.state.clear()  # restart from steepest descent
+            self._step()
+        self.stalled = not self.loss < start
+        return self.loss
+
+    def gradient_max(self) -> float:
+        """``max |gradient|`` of the objective at the current iterate."""
+        values = [g.abs().max() for g in self.grads if g is not None and g.numel()]
+        return float(torch.stack(values).max()) if values else 0.0
+
+    def relative_decrease(self) -> float:
+        """scipy's ``(f_prev - f) / max(|f_prev|, |f|, 1)`` of the last iteration."""
+        scale = max(abs(self.previous_loss), abs(self.loss), 1.0)
+        return (self.previous_loss - self.loss) / scale
+
+    def stop_reason(self, loss: float) -> str | None:
+        """Why the run has converged, or None (``loss``, the last value
+        returned, is not needed): ``max |gradient| <= tol`` at the iterate, or
+        a :meth:`relative_decrease` of at most ``_LBFGS_FTOL`` (zero when the
+        run stalled)."""
+        gradient = self.gradient_max()
+        if gradient <= self.tol:
+            return f"L-BFGS converged: max |gradient| {gradient:.3g} <= tol={self.tol}"
+        decrease = self.relative_decrease()
+        if self.stalled or decrease <= _LBFGS_FTOL:
+            return (
+                "L-BFGS converged: relative decrease of the objective "
+                f"{decrease:.3g} <= {_LBFGS_FTOL:.3g}"
+            )
+        return None
+
+    def unmet(self) -> str:
+        """The criteria, as the warning at ``max_iter`` words them."""
+        return (
+            f"converging (max |gradient| {self.gradient_max():.3g} > tol="
+            f"{self.tol}, relative decrease of the objective "
+            f"{self.relative_decrease():.3g} > {_LBFGS_FTOL:.3g})"
+        )
 
 
 def solve_ridge(

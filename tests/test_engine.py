@@ -352,3 +352,207 @@ def test_solve_ridge_matches_sklearn_ridge(alpha, shape):
     np.testing.assert_allclose(
         intercept.numpy(), ridge.intercept_, rtol=1e-9, atol=1e-10
     )
+
+
+# --- L-BFGS -----------------------------------------------------------------
+
+
+def small_mlp(width=8, seed=0):
+    """A float64 tanh network: a non-quadratic objective for train_module."""
+    module = torch.nn.Sequential(
+        torch.nn.Linear(4, width, dtype=torch.float64),
+        torch.nn.Tanh(),
+        torch.nn.Linear(width, 1, dtype=torch.float64),
+    )
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.copy_(torch.randn(p.shape, generator=g, dtype=p.dtype) / 2)
+    return module
+
+
+def objective_and_gradient(module, X, y, alpha=0.0):
+    """The training objective and its max-abs gradient, computed afresh."""
+    parameters = list(module.parameters())
+    value = 0.5 * ((module(X) - y) ** 2).mean()
+    value = value + alpha / (2 * X.shape[0]) * sum(
+        (p**2).sum() for p in parameters if p.ndim >= 2
+    )
+    grads = torch.autograd.grad(value, parameters)
+    return float(value.detach()), max(float(g.abs().max()) for g in grads)
+
+
+def random_features_optimum(estimator, X, y, alpha):
+    """The ridge objective of ``estimator``'s random features, by sklearn."""
+    from sklearn.linear_model import LinearRegression, Ridge
+    from sklearn.preprocessing import normalize
+
+    with torch.no_grad():
+        features = estimator.module_.features(torch.as_tensor(normalize(X)))
+    Phi = features.numpy()
+    ridge = Ridge(alpha=alpha, solver="svd") if alpha else LinearRegression()
+    ridge.fit(Phi, y)
+    residual = ridge.predict(Phi) - y
+    return 0.5 * np.mean(residual**2) + alpha / (2 * len(y)) * ridge.coef_ @ ridge.coef_
+
+
+def random_features_lbfgs(**params):
+    from sklearn_pt.neural_network import PartiallyTrainableRegressor
+
+    return PartiallyTrainableRegressor(
+        hidden_layer_sizes=(16,),
+        trainable_proportion=0.0,
+        solver="lbfgs",
+        dtype="float64",
+        random_state=0,
+        **params,
+    )
+
+
+@pytest.mark.parametrize("init_scale, alpha", [(1.0, 1e-4), (1.0, 0.0), (10.0, 0.0)])
+def test_lbfgs_reaches_the_ridge_objective_of_random_features(
+    sphere_regression, init_scale, alpha
+):
+    """At P=0 the objective is a convex quadratic in the readout: L-BFGS must
+    stop by itself at its minimum, computed independently by sklearn."""
+    X, y = sphere_regression
+    reg = random_features_lbfgs(init_scale=init_scale, alpha=alpha, tol=0.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        reg.set_params(max_iter=3000).fit(X, y)
+    optimum = random_features_optimum(reg, X, y, alpha)
+    assert reg.loss_curve_[-1] == pytest.approx(optimum, rel=1e-6)
+    assert reg.n_iter_ < 3000 and not caught
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_lbfgs_beats_adam_on_a_fully_trainable_network(sphere_regression, dtype):
+    """P=1, same budget: 200 L-BFGS iterations against 200 Adam epochs at the
+    best of three learning rates, both with tol=0 (no early stop)."""
+    from sklearn_pt.neural_network import PartiallyTrainableRegressor
+
+    X, y = sphere_regression
+    reg = PartiallyTrainableRegressor(
+        hidden_layer_sizes=(128,),
+        trainable_proportion=1.0,
+        max_iter=200,
+        tol=0.0,
+        dtype=dtype,
+        random_state=0,
+    )
+    lbfgs = clone_params(reg, solver="lbfgs").fit(X, y).loss_curve_[-1]
+    adam = min(
+        clone_params(reg, solver="adam", learning_rate_init=rate)
+        .fit(X, y)
+        .loss_curve_[-1]
+        for rate in (1e-3, 1e-2, 1e-1)
+    )
+    assert lbfgs < 0.5 * adam
+
+
+def clone_params(estimator, **params):
+    from sklearn.base import clone
+
+    return clone(estimator).set_params(**params)
+
+
+def test_lbfgs_warns_unless_converged(sphere_regression):
+    """Too few iterations warn; a run that ends silently is at the optimum
+    (here tau=10, where the first trial step overshoots)."""
+    X, y = sphere_regression
+    reg = random_features_lbfgs(init_scale=10.0, alpha=1e-4)
+    with pytest.warns(ConvergenceWarning, match="max_iter=5"):
+        reg.set_params(max_iter=5).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        reg.set_params(max_iter=1000).fit(X, y)
+    assert reg.n_iter_ < 1000
+    optimum = random_features_optimum(reg, X, y, 1e-4)
+    assert reg.loss_curve_[-1] == pytest.approx(optimum, rel=1e-5)
+
+
+def test_lbfgs_loss_curve_is_the_objective_of_each_iterate():
+    """The callback sees, at every iteration, the objective of the current
+    parameters; the curve never rises."""
+    X, y = linear_problem(n=128)
+    y = torch.tanh(y / 4)
+    module = small_mlp()
+    alpha = 0.3
+    mismatch = []
+
+    def callback(iteration, loss):
+        with torch.enable_grad():
+            value, _ = objective_and_gradient(module, X, y, alpha)
+        mismatch.append(abs(value - loss) / value)
+
+    result = train_module(
+        module,
+        X,
+        y,
+        solver="lbfgs",
+        alpha=alpha,
+        max_iter=40,
+        callback=callback,
+        tol=0.0,
+        early_stopping=False,
+    )
+    assert max(mismatch) < 1e-12
+    assert all(
+        b <= a for a, b in zip(result.loss_curve, result.loss_curve[1:], strict=False)
+    )
+
+
+def test_lbfgs_tol_is_the_gradient_tolerance(capsys):
+    """With tol=1e-5 the run stops on the gradient criterion, and the
+    gradient of the returned parameters, computed afresh, is below tol."""
+    X, y = linear_problem(n=128)
+    y = torch.tanh(y / 4)
+    module = small_mlp()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        result = train_module(
+            module, X, y, solver="lbfgs", max_iter=1000, tol=1e-5, verbose=1
+        )
+    assert result.converged and result.n_iter < 1000
+    assert "L-BFGS converged: max |gradient|" in capsys.readouterr().out
+    value, gradient = objective_and_gradient(module, X, y)
+    assert gradient <= 1e-5
+    assert value == pytest.approx(result.loss_curve[-1], rel=1e-12)
+
+
+def test_lbfgs_evaluates_once_per_iteration():
+    """torch's LBFGS opens every step with an evaluation the previous line
+    search already made; the engine must not pay for it again."""
+    X, y = linear_problem(n=128)
+    y = torch.tanh(y / 4)
+    module = small_mlp()
+    calls = []
+    module.register_forward_hook(lambda *_: calls.append(1))
+    result = train_module(
+        module, X, y, solver="lbfgs", max_iter=30, tol=0.0, early_stopping=False
+    )
+    # One initial loss, one evaluation at the start, then the line-search
+    # trials: mostly one per iteration (the unit step is usually accepted).
+    assert result.n_iter == 30
+    assert len(calls) <= 2 + 1.3 * result.n_iter
+
+
+def test_lbfgs_without_early_stopping_runs_max_iter_quietly():
+    X, y = linear_problem()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        result = train_module(
+            linear_module(), X, y, solver="lbfgs", max_iter=80, early_stopping=False
+        )
+    assert result.n_iter == 80 and not result.converged
+    assert result.loss_curve[-1] < 1e-20
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_lbfgs_divergence_says_the_fix(bad):
+    X, y = linear_problem()
+    y = y.clone()
+    y[0] = bad
+    with pytest.raises(DivergenceError, match="L-BFGS does not use a learning rate"):
+        train_module(linear_module(), X, y, solver="lbfgs", max_iter=20)
