@@ -70,8 +70,8 @@ def proportion_curve(
         (not a pipeline or a subclass), ``param_name`` in
         ``{"trainable_proportion", "random_state"}`` and ``solver`` in
         ``{"adam", "sgd", "gd"}`` (either ``trainable_selection``, either
-        ``readout``); otherwise a ValueError says which rule fails. ``"auto"``: batched when
-        all these rules hold, sequential otherwise.
+        ``readout``); otherwise a ValueError says which rule fails.
+        ``"auto"``: batched when all these rules hold, sequential otherwise.
     verbose : int, default=0
         Passed to joblib; the batched strategy prints one line per split.
 
