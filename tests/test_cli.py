@@ -1,8 +1,9 @@
 """The ``sklearn-pt`` command line: ``info``, ``reproduce`` and usage errors.
 
 The reproductions run at the hidden ``--scale tiny`` (about a second per
-experiment): ``--scale small`` takes about a minute for the four (9-19 s
-each on two CPU cores), too long for the suite. ``tiny`` checks the pipeline
+experiment): ``--scale small`` takes about two minutes for the five (the
+partial sweep about 100 s, the others 6-15 s each, one torch thread), too
+long for the suite. ``tiny`` checks the pipeline
 (files, columns, summaries), not the papers' claims.
 """
 
@@ -19,12 +20,13 @@ from sklearn_pt._cli import main
 from sklearn_pt.experiments import EXPERIMENTS, run_partial
 
 PARTIAL_COLUMNS = [
+    "selection",
     "init_scale",
     "trainable_proportion",
     "seed",
     "train_mse",
     "test_mse",
-    "theory_bound",
+    "captured_fraction",
     "theory_fraction",
 ]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -57,17 +59,23 @@ def test_reproduce_partial_writes_figure_table_and_summary(tmp_path, capsys):
     assert (tmp_path / "partial.png").read_bytes()[:8] == PNG_SIGNATURE
     header, rows = read_csv(tmp_path / "partial.csv")
     assert header == PARTIAL_COLUMNS
-    # tiny: 2 init scales x 3 proportions x 1 seed, every cell a number
-    assert len(rows) == 6
-    assert {float(row[0]) for row in rows} == {1.0, 10.0}
-    assert all(float(value) >= 0 for row in rows for value in row[3:])
+    # tiny: 2 selections x 2 init scales x 4 proportions x 2 paired seeds
+    assert len(rows) == 32
+    assert {row[0] for row in rows} == {"leverage", "random"}
+    assert {float(row[1]) for row in rows} == {1.0, 10.0}
+    assert all(float(value) >= 0 for row in rows for value in row[4:6])
     summary = (tmp_path / "partial.md").read_text()
-    assert "P capturing 90% of the training-error drop" in summary
-    assert NUMBER.search(summary.split("drop", 1)[1])
+    assert summary.split("\n")[2] == "## Verdict"
+    assert "paired seeds" in summary and NUMBER.search(summary)
     captured = capsys.readouterr()
-    assert "partial:" in captured.out and "P capturing 90%" in captured.out
+    # the same command runs the approximation-error experiment
+    assert (tmp_path / "partial-approximation.png").read_bytes()[:8] == PNG_SIGNATURE
+    assert (tmp_path / "partial-approximation.md").read_text().startswith("# ")
+    assert "partial:" in captured.out and "partial-approximation:" in captured.out
+    # the verdicts, on stdout
+    assert "the transition is sharper for the larger init scale" in captured.out
     # the progress bar, on by default, on stderr
-    assert "6/6" in captured.err
+    assert "32/32" in captured.err
 
 
 def test_quiet_prints_no_progress_bar(tmp_path, capsys):

@@ -6,7 +6,12 @@ a matplotlib figure and a summary of the measured claim) that
 :meth:`ExperimentResult.write` saves as PNG, CSV and Markdown:
 
 - :func:`run_partial` -- training error vs the trainable proportion P for
-  two init scales, against the theory bound (He, Lao, Lu, Zhang, 2026);
+  two init scales, in the theory's design, against the theory bound (He, Lao,
+  Lu, Zhang, 2026);
+- :func:`run_approximation` -- the best approximation error E(P) of a
+  width-m network, the quantity the bound is about: its shape in P, the
+  fitted mismatch ratio and its decay in m (``sklearn-pt reproduce partial``
+  runs both);
 - :func:`run_deep` -- the same for several depths;
 - :func:`run_two_step` -- weight spectra after 0, 1, 2 gradient steps,
   outlier counts vs :func:`~sklearn_pt.theory.spike_count`, alignment for
@@ -15,7 +20,7 @@ a matplotlib figure and a summary of the measured claim) that
   first-layer GD and the spectral method (Montanari, Wang, 2026).
 
 ``scale`` is one of :data:`SCALES` (``"small"``, ``"medium"``,
-``"paper"``); ``"small"`` runs all four in about a minute on a two-core CPU.
+``"paper"``); ``"small"`` runs all five in about two minutes on a two-core CPU.
 Drawing needs matplotlib (``pip install sklearn_pt[plot]``).
 
 The networks are small, so one torch thread per fit is fastest: on two busy
@@ -25,6 +30,7 @@ reproduce`` runs with one thread (``--threads``) and parallelises over fits
 with ``--n-jobs``; the functions here leave torch's settings alone.
 """
 
+from ._approximation import run_approximation
 from ._common import SCALES, ExperimentResult, PlotDependencyError
 from ._deep import run_deep
 from ._feature_learning import run_feature_learning
@@ -33,17 +39,25 @@ from ._two_step import run_two_step
 
 EXPERIMENTS = {
     "partial": run_partial,
+    "partial-approximation": run_approximation,
     "deep": run_deep,
     "two-step": run_two_step,
     "feature-learning": run_feature_learning,
 }
-"""The experiments by command-line name, in the order ``all`` runs them."""
+"""The experiments by command-line name (also the name of their files), in
+the order ``all`` runs them."""
+
+COMMANDS = {"partial": ("partial", "partial-approximation")}
+"""Command-line names that run several experiments; any other name runs the
+experiment of that name."""
 
 __all__ = [
+    "COMMANDS",
     "EXPERIMENTS",
     "SCALES",
     "ExperimentResult",
     "PlotDependencyError",
+    "run_approximation",
     "run_deep",
     "run_feature_learning",
     "run_partial",

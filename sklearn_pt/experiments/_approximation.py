@@ -856,7 +856,7 @@ def run_approximation(
     Returns
     -------
     ExperimentResult
-        Named ``"partial_approximation"``. Columns ``init_scale,
+        Named ``"partial-approximation"``. Columns ``init_scale,
         trainable_proportion, width, seed, n_select, n_fit, n_trainable, test_mse,
         train_mse, target_variance, error_ratio, theory_shape``: one row per
         (init scale, P, width, seed); ``error_ratio`` is ``test_mse`` over
@@ -931,7 +931,7 @@ def run_approximation(
     >>> from sklearn_pt.experiments._approximation import run_approximation
     >>> result = run_approximation(scale="tiny", progress=False)
     >>> result.name, result.columns[:4]
-    ('partial_approximation', ('init_scale', 'trainable_proportion', 'width', 'seed'))
+    ('partial-approximation', ('init_scale', 'trainable_proportion', 'width', 'seed'))
     >>> round(result.metrics["kappa0_star_tau10"], 1)
     67.9
     """
@@ -942,7 +942,7 @@ def run_approximation(
     seed_list = resolve_seeds(seeds, preset.n_seeds)
     configs = _configurations(preset)
     with progress_bar(
-        len(configs) * len(seed_list), desc="partial_approximation", enabled=progress
+        len(configs) * len(seed_list), desc="partial-approximation", enabled=progress
     ) as bar:
         if n_jobs is None or n_jobs == 1:
             measured = [
@@ -1027,7 +1027,7 @@ def run_approximation(
         f"{format_values([analysis.kappa0[t] for t in taus], labels)}.{caveat}"
     )
     return ExperimentResult(
-        name="partial_approximation",
+        name="partial-approximation",
         title="Partially trainable networks: best approximation error vs the "
         "bound's shape in P and m",
         columns=(

@@ -1,8 +1,17 @@
 """Reproduction: training error against the trainable proportion P, for two
-init scales, next to the theory bound (He, Lao, Lu, Zhang, 2026)."""
+init scales, measured the way the theory defines it (He, Lao, Lu, Zhang,
+2026).
+
+The theory's design: the trainable neurons are drawn by ridge leverage score
+sampling (what its ``kappa_1 = 1`` assumes), every fit runs the same forced
+budget (no early stop), the readout is re-solved in closed form after
+training (exact at ``P = 0``), and the seeds are paired (the same data and
+seed for both init scales). Random selection is run beside it as a variant.
+"""
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -12,7 +21,12 @@ from sklearn.exceptions import ConvergenceWarning
 
 from ..model_selection import PhaseTransitionDisplay, proportion_curve
 from ..neural_network import PartiallyTrainableRegressor
-from ..theory import approximation_bound, proportion_for_reduction
+from ..theory import (
+    biased_relu_alpha,
+    biased_relu_kappa0,
+    bound_shape,
+    proportion_for_reduction,
+)
 from ._common import (
     ExperimentResult,
     Stopwatch,
@@ -23,6 +37,7 @@ from ._common import (
     resolve_run_device,
     resolve_seeds,
     select_preset,
+    verdict_line,
 )
 
 __all__ = [
@@ -30,12 +45,17 @@ __all__ = [
     "PartialPreset",
     "captured_fraction",
     "drop_summary",
+    "log_captured_fraction",
+    "log_midpoint",
+    "paired_wins",
     "preset_regressor",
     "proportion_capturing",
     "run_partial",
     "sphere_regression",
     "sweep_proportions",
     "sweep_variants",
+    "theory_captured_fraction",
+    "theory_design_regressor",
 ]
 
 REFERENCE = (
@@ -44,11 +64,19 @@ REFERENCE = (
 )
 FRACTION = 0.9
 """The fraction of the error drop from P = 0 to P = 1 that the summary quotes."""
+THEORY_SELECTION = "leverage"
+"""The selection of the theory's design; the others are variants."""
 
 
 @dataclass(frozen=True)
 class PartialPreset:
-    """Sizes of the P sweep: data, network, training budget and grid."""
+    """Sizes of the P sweep: data, network, training budget and grid.
+
+    ``max_iter`` is a forced budget: every fit runs exactly that many epochs.
+    ``headline_proportion`` is the P of the paired comparison that the
+    verdict quotes; ``alpha`` the ridge penalty of the closed-form readout
+    (and the L2 penalty of training).
+    """
 
     n_samples: int
     width: int
@@ -56,22 +84,29 @@ class PartialPreset:
     n_seeds: int
     proportions: tuple[float, ...] = (0.0, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
     init_scales: tuple[float, ...] = (1.0, 10.0)
+    selections: tuple[str, ...] = (THEORY_SELECTION, "random")
     n_features: int = 5
     test_fraction: float = 0.25
     learning_rate_init: float = 1e-2
+    alpha: float = 1e-3
+    headline_proportion: float = 0.1
 
 
 PARTIAL_PRESETS = {
     "tiny": PartialPreset(
-        n_samples=160, width=16, max_iter=5, n_seeds=1, proportions=(0.0, 0.5, 1.0)
+        n_samples=160,
+        width=16,
+        max_iter=5,
+        n_seeds=2,
+        proportions=(0.0, 0.1, 0.5, 1.0),
     ),
-    "small": PartialPreset(n_samples=1200, width=256, max_iter=200, n_seeds=3),
-    "medium": PartialPreset(n_samples=2000, width=512, max_iter=300, n_seeds=4),
+    "small": PartialPreset(n_samples=1200, width=256, max_iter=1000, n_seeds=6),
+    "medium": PartialPreset(n_samples=2000, width=512, max_iter=1500, n_seeds=8),
     "paper": PartialPreset(
         n_samples=4000,
         width=1024,
-        max_iter=400,
-        n_seeds=5,
+        max_iter=2000,
+        n_seeds=10,
         proportions=(0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0),
     ),
 }
@@ -170,6 +205,93 @@ def proportion_capturing(
     return float(np.asarray(proportions)[reached[0]]) if reached.size else np.nan
 
 
+def log_captured_fraction(errors: Sequence[float]) -> np.ndarray:
+    """Fraction of the error drop from the first to the last grid point, on a
+    log scale.
+
+    Parameters
+    ----------
+    errors : sequence of float
+        Positive errors along the grid of P, from ``P = 0`` to ``P = 1``.
+
+    Returns
+    -------
+    ndarray
+        ``log(errors[0] / errors) / log(errors[0] / errors[-1])``; NaN
+        everywhere when there is no drop.
+
+    Examples
+    --------
+    >>> from sklearn_pt.experiments._partial import log_captured_fraction
+    >>> log_captured_fraction([1.0, 0.1, 0.01]).round(12).tolist()
+    [0.0, 0.5, 1.0]
+    """
+    return captured_fraction(np.log(np.asarray(errors, dtype=float)))
+
+
+def log_midpoint(proportions: Sequence[float], errors: Sequence[float]) -> float:
+    """The P at which half of the error drop, on a log scale, is captured.
+
+    :func:`log_captured_fraction` is interpolated linearly in ``log P``
+    between the two grid points that bracket one half (``P = 0`` has no
+    logarithm: when the first positive grid point already captures half, that
+    point is returned, an upper bound).
+
+    Parameters
+    ----------
+    proportions : sequence of float
+        Increasing grid of P, from 0 to 1.
+    errors : sequence of float
+        Positive error at each P (e.g. the geometric mean over seeds).
+
+    Returns
+    -------
+    float
+        NaN when the error does not drop from ``P = 0`` to ``P = 1``.
+
+    Examples
+    --------
+    >>> from sklearn_pt.experiments._partial import log_midpoint
+    >>> round(log_midpoint([0, 0.01, 0.1, 1], [1.0, 0.5, 0.05, 0.01]), 4)
+    0.05
+    """
+    proportions = np.asarray(proportions, dtype=float)
+    fraction = log_captured_fraction(errors)
+    reached = np.flatnonzero(fraction >= 0.5)
+    if not reached.size:
+        return math.nan
+    upper = int(reached[0])
+    lower = upper - 1
+    if lower < 0 or proportions[lower] <= 0:
+        return float(proportions[upper])
+    x = np.log(proportions[[lower, upper]])
+    y = fraction[[lower, upper]]
+    return float(np.exp(x[0] + (0.5 - y[0]) * (x[1] - x[0]) / (y[1] - y[0])))
+
+
+def paired_wins(fractions_a: np.ndarray, fractions_b: np.ndarray) -> np.ndarray:
+    """Per grid point, the number of paired seeds in which ``a`` exceeds ``b``.
+
+    Parameters
+    ----------
+    fractions_a, fractions_b : ndarray of shape (n_proportions, n_seeds)
+        Captured fractions, column ``j`` of both from the same seed (the same
+        data and initialisation seed).
+
+    Returns
+    -------
+    ndarray of int, shape (n_proportions,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_pt.experiments._partial import paired_wins
+    >>> paired_wins(np.array([[0.9, 0.5]]), np.array([[0.8, 0.6]])).tolist()
+    [1]
+    """
+    return (np.asarray(fractions_a) > np.asarray(fractions_b)).sum(axis=1)
+
+
 def sweep_proportions(
     estimator, preset, seeds: Sequence[int], *, n_jobs: int | None, bar
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -246,6 +368,27 @@ def preset_regressor(preset, device: str, **params) -> PartiallyTrainableRegress
     )
 
 
+def theory_design_regressor(
+    preset: PartialPreset, device: str, *, init_scale: float, selection: str
+) -> PartiallyTrainableRegressor:
+    """The estimator of the theory's design: ``selection`` of the trainable
+    neurons, a forced budget of ``preset.max_iter`` epochs (``tol=0`` and
+    ``n_iter_no_change=max_iter``: never stops early), the readout re-solved
+    in closed form with penalty ``preset.alpha``."""
+    return PartiallyTrainableRegressor(
+        hidden_layer_sizes=(preset.width,),
+        init_scale=init_scale,
+        trainable_selection=selection,
+        readout="ridge",
+        learning_rate_init=preset.learning_rate_init,
+        alpha=preset.alpha,
+        max_iter=preset.max_iter,
+        tol=0.0,
+        n_iter_no_change=preset.max_iter,
+        device=device,
+    )
+
+
 def drop_summary(proportions, errors: dict, labels) -> tuple[dict, list[str]]:
     """Per variant, the P capturing :data:`FRACTION` of the mean training
     error's drop, and a ``"<P=0> -> <P=1> (label)"`` text of that drop."""
@@ -261,58 +404,263 @@ def drop_summary(proportions, errors: dict, labels) -> tuple[dict, list[str]]:
     return measured, ends
 
 
-def _theory_fraction(proportions, preset, init_scale) -> np.ndarray:
-    bound = approximation_bound(
+def theory_captured_fraction(proportions, *, d: int, init_scale: float) -> np.ndarray:
+    """Fraction of the bound's reduction from ``P = 0`` to ``P = 1`` captured
+    at each P: :func:`~sklearn_pt.theory.bound_shape` with ``kappa_1 = 1``
+    (mismatch ratio ``kappa_0*``) and ``alpha = (d+2)/(d-1)``, as a fraction
+    of its drop (the width, ``delta`` and the constant of the bound
+    cancel)."""
+    shape = bound_shape(
         np.asarray(proportions, dtype=float),
-        preset.width,
-        d=preset.n_features,
-        init_scale=init_scale,
+        biased_relu_kappa0(d, init_scale),
+        alpha=biased_relu_alpha(d),
     )
-    return captured_fraction(bound)
+    return captured_fraction(shape)
 
 
-def _draw(preset, errors, measured, theory):
-    """Left: errors against P; right: fraction of the drop, measured vs theory."""
-    figure, (left, right) = new_figure(2)
+@dataclass
+class _Variant:
+    """The measured curves of one (selection, init scale) and what is read
+    from them."""
+
+    train: np.ndarray  # (n_proportions, n_seeds)
+    test: np.ndarray
+    proportions: np.ndarray
+
+    @property
+    def fractions(self) -> np.ndarray:
+        """Captured fraction per P and seed, ``(n_proportions, n_seeds)``."""
+        return np.stack([captured_fraction(col) for col in self.train.T], axis=1)
+
+    @property
+    def midpoint(self) -> float:
+        """:func:`log_midpoint` of the geometric-mean training error."""
+        return log_midpoint(self.proportions, np.exp(np.log(self.train).mean(axis=1)))
+
+    @property
+    def p90(self) -> float:
+        return proportion_capturing(self.proportions, self.train.mean(axis=1))
+
+
+def _index(proportions, value) -> int:
+    return int(np.argmin(np.abs(np.asarray(proportions) - value)))
+
+
+def _fraction_table(variants, proportions, init_scales, selections) -> list[str]:
+    """Markdown table: captured fraction (mean ± sd over seeds) per P."""
+    inner = [p for p in proportions if 0 < p < 1]
+    header = "| selection | init_scale | " + " | ".join(f"P={p:g}" for p in inner)
+    lines = [
+        header + " | log-midpoint P | P90 |",
+        "|" + "---|" * (len(inner) + 4),
+    ]
+    for selection in selections:
+        for tau in init_scales:
+            v = variants[selection, tau]
+            fractions = v.fractions
+            cells = [
+                f"{fractions[_index(proportions, p)].mean():.3f} ± "
+                f"{fractions[_index(proportions, p)].std():.3f}"
+                for p in inner
+            ]
+            lines.append(
+                f"| {selection} | {tau:g} | "
+                + " | ".join(cells)
+                + f" | {v.midpoint:.3g} | {v.p90:.3g} |"
+            )
+    return lines
+
+
+def _verdicts(variants, preset, theory_p90, n_seeds) -> tuple[str, ...]:
+    """One line per claim of the paper, decided by explicit rules on the
+    theory's design (leverage selection):
+
+    1. *Fast fall, then saturation*: the mean captured fraction at P = 0.2
+       is >= 0.9 for every init scale ("reproduced"), >= 0.5
+       ("qualitatively"), lower otherwise.
+    2. *Sharper for the larger init scale*: at the headline P the larger
+       tau captures more of the drop in >= 5/6 of the paired seeds and has
+       the smaller log-midpoint ("reproduced"); in a majority of the seeds
+       ("qualitatively"); otherwise not.
+    3. *The bound's P90*: the measured P90 of every tau within a factor 2 of
+       :func:`~sklearn_pt.theory.proportion_for_reduction` ("reproduced");
+       the same ordering in tau ("qualitatively"); otherwise not.
+    """
+    proportions = np.asarray(preset.proportions)
+    low, high = min(preset.init_scales), max(preset.init_scales)
+    main = {tau: variants[THEORY_SELECTION, tau] for tau in preset.init_scales}
+    taus = list(main)
+
+    at = _index(proportions, 0.2)
+    falls = [main[tau].fractions[at].mean() for tau in taus]
+    verdict = (
+        "reproduced"
+        if min(falls) >= 0.9
+        else "reproduced qualitatively"
+        if min(falls) >= 0.5
+        else "not reproduced at this size"
+    )
+    theory_at = [
+        theory_captured_fraction(proportions, d=preset.n_features, init_scale=tau)[at]
+        for tau in taus
+    ]
+    labels = [f"init_scale {tau:g}" for tau in taus]
+    lines = [
+        verdict_line(
+            "training error falls fast for small P, then saturates",
+            verdict,
+            f"{format_values(falls, labels)} of the P=0 -> P=1 drop captured at "
+            f"P={proportions[at]:g} (mean of {plural(n_seeds, 'paired seed')})",
+            f"the bound captures {format_values(theory_at, labels)} at "
+            f"P={proportions[at]:g}",
+        )
+    ]
+
+    head = _index(proportions, preset.headline_proportion)
+    wins = paired_wins(main[high].fractions, main[low].fractions)
+    k = int(wins[head])
+    sharper_midpoint = main[high].midpoint < main[low].midpoint
+    verdict = (
+        "reproduced"
+        if k >= math.ceil(5 * n_seeds / 6) and sharper_midpoint
+        else "reproduced qualitatively"
+        if k > n_seeds / 2 or sharper_midpoint
+        else "not reproduced at this size"
+    )
+    others = ", ".join(
+        f"P={p:g}: {int(w)}"
+        for i, (p, w) in enumerate(zip(proportions, wins, strict=True))
+        if 0 < p < 1 and i != head
+    )
+    lines.append(
+        verdict_line(
+            f"the transition is sharper for the larger init scale ({high:g} vs "
+            f"{low:g})",
+            verdict,
+            f"init_scale {high:g} captures more of the drop than init_scale {low:g} "
+            f"at P={proportions[head]:g} in {k} of {n_seeds} paired seeds "
+            f"({main[high].fractions[head].mean():.3f} vs "
+            f"{main[low].fractions[head].mean():.3f}; at other P, of {n_seeds}: "
+            f"{others}); log-midpoint P {main[high].midpoint:.3g} vs "
+            f"{main[low].midpoint:.3g}",
+            f"bound P90 {theory_p90[high]:.3g} vs {theory_p90[low]:.3g}",
+        )
+    )
+
+    measured = [main[tau].p90 for tau in taus]
+    theory = [theory_p90[tau] for tau in taus]
+    within = all(
+        np.isfinite(m) and abs(math.log(m / t)) <= math.log(2)
+        for m, t in zip(measured, theory, strict=True)
+    )
+    ordered = np.isfinite(measured).all() and (
+        np.sign(measured[-1] - measured[0]) == np.sign(theory[-1] - theory[0])
+    )
+    verdict = (
+        "reproduced"
+        if within
+        else "reproduced qualitatively"
+        if ordered
+        else "not reproduced at this size"
+    )
+    lines.append(
+        verdict_line(
+            "P capturing 90% of the drop, as the bound's proportion_for_reduction",
+            verdict,
+            f"{format_values(measured, labels)} (smallest grid P, mean training error)",
+            f"{format_values(theory, labels)} (kappa_1 = 1, kappa_0* = "
+            "4 sqrt(2) tau (d+1)/d; see partial-approximation for the mismatch "
+            "ratio fitted to the best approximation)",
+        )
+    )
+    return tuple(lines)
+
+
+def _draw(preset, variants, theory_p90):
+    """Left: errors against P (theory's design); middle: fraction of the drop
+    per design vs the bound; right: paired differences between init scales."""
+    figure, (errors_ax, fraction_ax, paired_ax) = new_figure(3)
     proportions = np.asarray(preset.proportions)
     grid = np.unique(np.concatenate([np.linspace(0, 1, 401), proportions]))
-    for k, (init_scale, (train, test)) in enumerate(errors.items()):
+    low, high = min(preset.init_scales), max(preset.init_scales)
+    lowest, highest = 0.0, 1.0
+    for k, tau in enumerate(preset.init_scales):
         color = f"C{k}"
+        main = variants[THEORY_SELECTION, tau]
         PhaseTransitionDisplay(
-            proportions, train, test, label=f"init_scale {init_scale:g}"
-        ).plot(ax=left, log_x=True)
-        fraction = captured_fraction(train.mean(axis=1))
-        right.plot(
-            proportions,
-            fraction,
-            "o-",
-            color=color,
-            label=f"measured, init_scale {init_scale:g}: P90 = "
-            f"{measured[init_scale]:.3g}",
-        )
-        right.plot(
+            proportions, main.train, main.test, label=f"init_scale {tau:g}"
+        ).plot(ax=errors_ax, log_x=True)
+        for selection in preset.selections:
+            fractions = variants[selection, tau].fractions
+            mean, std = fractions.mean(axis=1), fractions.std(axis=1)
+            lowest = min(lowest, float(np.nanmin(mean - std, initial=0.0)))
+            highest = max(highest, float(np.nanmax(mean + std, initial=1.0)))
+            theory_design = selection == THEORY_SELECTION
+            fraction_ax.errorbar(
+                proportions,
+                mean,
+                yerr=std,
+                fmt="o-" if theory_design else "s--",
+                color=color,
+                alpha=1.0 if theory_design else 0.5,
+                capsize=2,
+                label=f"{selection}, init_scale {tau:g}",
+            )
+        fraction_ax.plot(
             grid,
-            _theory_fraction(grid, preset, init_scale),
+            theory_captured_fraction(grid, d=preset.n_features, init_scale=tau),
             ":",
             color=color,
-            label=f"theory bound, init_scale {init_scale:g}: P90 = "
-            f"{theory[init_scale]:.3g}",
+            lw=1.2,
+            label=f"bound, init_scale {tau:g} (P90 {theory_p90[tau]:.3g})",
         )
-        right.axvline(theory[init_scale], color=color, ls=":", lw=0.8)
-    left.set_title(
-        f"Error vs P (width {preset.width}, d = {preset.n_features}; dashed: test)"
+    errors_ax.set_title(
+        f"{THEORY_SELECTION} selection, closed-form readout "
+        f"(width {preset.width}, d={preset.n_features})"
     )
-    right.axhline(FRACTION, color="0.4", lw=0.8, ls="--")
-    right.set_xscale("symlog", linthresh=0.01)
-    right.set(
+    errors_ax.legend(fontsize=7)
+    fraction_ax.axhline(FRACTION, color="0.4", lw=0.8, ls="--")
+    fraction_ax.set_xscale("symlog", linthresh=0.01)
+    fraction_ax.set(
         xlabel="trainable proportion P",
-        ylabel="fraction of the drop from P=0 to P=1",
-        title="Training-error drop captured vs the theory bound",
-        xlim=(0, 1.1),
-        ylim=(-0.05, 1.55),
+        ylabel="fraction of the training-error drop from P=0 to P=1",
+        title="Drop captured (mean ± sd over paired seeds)",
+        xlim=(0, 1.05),
+        ylim=(max(lowest, -1.0) - 0.05, min(highest, 1.5) + 0.05),
     )
-    right.legend(fontsize=7, loc="upper left")
-    left.legend(fontsize=7)
+    fraction_ax.legend(fontsize=7, loc="lower right", framealpha=0.6)
+    for s, selection in enumerate(preset.selections):
+        difference = (
+            variants[selection, high].fractions - variants[selection, low].fractions
+        )
+        inner = (proportions > 0) & (proportions < 1)
+        x = proportions[inner]
+        for j in range(difference.shape[1]):
+            paired_ax.plot(
+                x * (1 + 0.04 * (s - 0.5)),
+                difference[inner, j],
+                ".",
+                color=f"C{s + 2}",
+                alpha=0.5,
+            )
+        paired_ax.plot(
+            x,
+            difference[inner].mean(axis=1),
+            "o-" if selection == THEORY_SELECTION else "s--",
+            color=f"C{s + 2}",
+            label=f"{selection} (dots: seeds)",
+        )
+    paired_ax.axhline(0.0, color="0.4", lw=0.8)
+    paired_ax.set_xscale("log")
+    inner = proportions[(proportions > 0) & (proportions < 1)]
+    paired_ax.set_xticks(inner, [f"{p:g}" for p in inner])
+    paired_ax.minorticks_off()
+    paired_ax.set(
+        xlabel="trainable proportion P",
+        ylabel=f"captured fraction, init_scale {high:g} minus {low:g}",
+        title="Paired seeds (> 0: sharper for the larger init scale)",
+    )
+    paired_ax.legend(fontsize=7)
     return figure
 
 
@@ -324,16 +672,25 @@ def run_partial(
     n_jobs: int | None = None,
     progress: bool = True,
 ) -> ExperimentResult:
-    """Training error against the trainable proportion P for two init scales.
+    """Training error against the trainable proportion P for two init scales,
+    in the theory's design.
 
     Fits :class:`~sklearn_pt.neural_network.PartiallyTrainableRegressor`
-    (one hidden layer, Adam, no penalty) on inputs on the unit sphere of
-    ``R^5`` for every P of the preset's grid and ``init_scale`` (tau) 1 and
-    10, with :func:`~sklearn_pt.model_selection.proportion_curve`. It
-    measures, per tau, the smallest P on the grid whose mean training error
-    captures 90% of the drop from ``P = 0`` to ``P = 1``, and sets it next to
-    the P that captures 90% of the reduction of the theory bound
-    (:func:`~sklearn_pt.theory.proportion_for_reduction`).
+    (one hidden layer, Adam) on inputs on the unit sphere of ``R^5`` for
+    every P of the preset's grid, ``init_scale`` (tau) 1 and 10, and each
+    trainable selection of the preset, with
+    :func:`~sklearn_pt.model_selection.proportion_curve`. The theory's design
+    (:func:`theory_design_regressor`): leverage-sampled trainable neurons, a
+    forced budget, the readout re-solved in closed form; random selection is
+    the variant beside it. Seeds are paired: seed ``j`` draws the same data
+    and initialisation seed for every init scale.
+
+    It reports, per selection and tau, the captured fraction of the
+    training-error drop at every P (mean and spread over seeds), the
+    log-scale midpoint P (:func:`log_midpoint`), the smallest P capturing 90%
+    of the drop next to :func:`~sklearn_pt.theory.proportion_for_reduction`,
+    and the paired comparison of the init scales at each P; the summary
+    opens with a verdict per claim.
 
     Parameters
     ----------
@@ -342,110 +699,176 @@ def run_partial(
     device : {"cpu", "cuda", "auto"}, default="cpu"
         Where the networks train.
     seeds : int, default=None
-        Number of repetitions (data set and initialisation); None uses the
-        preset's.
+        Number of paired repetitions (data set and initialisation); None uses
+        the preset's.
     n_jobs : int, default=None
-        Parallel fits (joblib), over the grid of P.
+        Parallel fits (joblib) when a sweep is not batched.
     progress : bool, default=True
         Show a progress bar over the fits on stderr.
 
     Returns
     -------
     ExperimentResult
-        Columns ``init_scale, trainable_proportion, seed, train_mse,
-        test_mse, theory_bound, theory_fraction``; metrics ``p90_tau<tau>``
-        and ``p90_theory_tau<tau>``.
+        Columns ``selection, init_scale, trainable_proportion, seed,
+        train_mse, test_mse, captured_fraction, theory_fraction``; metrics
+        ``captured_<selection>_tau<tau>_P<P>``, ``midpoint_<selection>_tau<tau>``,
+        ``p90_<selection>_tau<tau>``, ``paired_wins_<selection>_P<P>`` and
+        ``p90_theory_tau<tau>``.
 
     References
     ----------
     He, Lao, Lu, Zhang (2026), "Phase Transition from Random Features to
     Fully Trainable Networks".
 
+    Bach (2017), "On the equivalence between kernel quadrature rules and
+    random feature expansions", JMLR 18.
+
     Examples
     --------
     >>> from sklearn_pt.experiments import run_partial
     >>> result = run_partial(scale="tiny", progress=False)
     >>> result.columns[:3]
-    ('init_scale', 'trainable_proportion', 'seed')
+    ('selection', 'init_scale', 'trainable_proportion')
     >>> round(result.metrics["p90_theory_tau10"], 4)
     0.0406
+    >>> len(result.verdicts)
+    3
     """
     clock = Stopwatch()
     preset = select_preset(PARTIAL_PRESETS, scale)
     device = resolve_run_device(device)
     seed_list = resolve_seeds(seeds, preset.n_seeds)
     estimators = {
-        tau: preset_regressor(
-            preset, device, hidden_layer_sizes=(preset.width,), init_scale=tau
+        (selection, tau): theory_design_regressor(
+            preset, device, init_scale=tau, selection=selection
         )
+        for selection in preset.selections
         for tau in preset.init_scales
     }
     errors = sweep_variants(
         estimators, preset, seed_list, n_jobs=n_jobs, progress=progress, desc="partial"
     )
     proportions = np.asarray(preset.proportions)
-    labels = [f"init_scale {tau:g}" for tau in errors]
-    measured, ends = drop_summary(proportions, errors, labels)
-    theory = {
+    variants = {key: _Variant(*pair, proportions) for key, pair in errors.items()}
+    theory_p90 = {
         tau: proportion_for_reduction(FRACTION, d=preset.n_features, init_scale=tau)
-        for tau in errors
+        for tau in preset.init_scales
     }
     rows = []
-    for tau, (train, test) in errors.items():
-        bound = approximation_bound(
-            proportions, preset.width, d=preset.n_features, init_scale=tau
+    for (selection, tau), variant in variants.items():
+        theory = theory_captured_fraction(
+            proportions, d=preset.n_features, init_scale=tau
         )
-        fraction = _theory_fraction(proportions, preset, tau)
+        fractions = variant.fractions
         for i, proportion in enumerate(proportions):
             for j, seed in enumerate(seed_list):
                 rows.append(
                     (
+                        selection,
                         tau,
                         float(proportion),
                         seed,
-                        float(train[i, j]),
-                        float(test[i, j]),
-                        float(bound[i]),
-                        float(fraction[i]),
+                        float(variant.train[i, j]),
+                        float(variant.test[i, j]),
+                        float(fractions[i, j]),
+                        float(theory[i]),
                     )
                 )
 
-    summary = (
-        f"P capturing 90% of the training-error drop (smallest P on the grid, "
-        f"mean of {plural(len(seed_list), 'seed')}): "
-        f"{format_values(list(measured.values()), labels)}. "
-        f"Theory bound (proportion_for_reduction, d={preset.n_features}, "
-        f"kappa1=1): {format_values(list(theory.values()), labels)}. "
-        f"Training MSE from P=0 (random features) to P=1: {'; '.join(ends)}."
+    n_seeds = len(seed_list)
+    low, high = min(preset.init_scales), max(preset.init_scales)
+    tau_labels = [f"init_scale {tau:g}" for tau in theory_p90]
+    paired = []
+    for selection in preset.selections:
+        wins = paired_wins(
+            variants[selection, high].fractions, variants[selection, low].fractions
+        )
+        paired.append(
+            f"- {selection}: init_scale {high:g} captures more of the drop than "
+            f"init_scale {low:g} in "
+            + ", ".join(
+                f"{int(w)} of {n_seeds} at P={p:g}"
+                for p, w in zip(proportions, wins, strict=True)
+                if 0 < p < 1
+            )
+            + " paired seeds."
+        )
+    ends = "; ".join(
+        f"{v.train[0].mean():.3g} -> {v.train[-1].mean():.3g} ({s}, init_scale {tau:g})"
+        for (s, tau), v in variants.items()
     )
-    metrics = {f"p90_tau{tau:g}": value for tau, value in measured.items()}
-    metrics |= {f"p90_theory_tau{tau:g}": value for tau, value in theory.items()}
+    summary = "\n".join(
+        [
+            f"Design: {THEORY_SELECTION}-sampled trainable neurons (the theory's "
+            f"kappa_1 = 1; random selection beside it), a forced budget of "
+            f"{preset.max_iter} Adam epochs for every fit (no early stop), the "
+            f"readout re-solved in closed form (ridge, alpha={preset.alpha:g}) "
+            f"after training, {plural(n_seeds, 'paired seed')} (the same data "
+            f"and seed for both init scales), width {preset.width}, "
+            f"d={preset.n_features}, {preset.n_samples} samples (a quarter held "
+            "out).",
+            "",
+            "Captured fraction of the training-error drop from P=0 to P=1 "
+            "(mean ± sd over seeds):",
+            "",
+            *_fraction_table(
+                variants, proportions, preset.init_scales, preset.selections
+            ),
+            "",
+            "Paired comparison:",
+            "",
+            *paired,
+            "",
+            "Bound (proportion_for_reduction, kappa_1 = 1): P90 "
+            + format_values(list(theory_p90.values()), tau_labels)
+            + f". Training MSE from P=0 (random features) to P=1: {ends}.",
+        ]
+    )
+    metrics = {}
+    for (selection, tau), variant in variants.items():
+        fractions = variant.fractions.mean(axis=1)
+        for p, value in zip(proportions, fractions, strict=True):
+            if 0 < p < 1:
+                metrics[f"captured_{selection}_tau{tau:g}_P{p:g}"] = float(value)
+        metrics[f"midpoint_{selection}_tau{tau:g}"] = variant.midpoint
+        metrics[f"p90_{selection}_tau{tau:g}"] = variant.p90
+    for selection in preset.selections:
+        wins = paired_wins(
+            variants[selection, high].fractions, variants[selection, low].fractions
+        )
+        for p, value in zip(proportions, wins, strict=True):
+            if 0 < p < 1:
+                metrics[f"paired_wins_{selection}_P{p:g}"] = int(value)
+    metrics |= {f"p90_theory_tau{tau:g}": value for tau, value in theory_p90.items()}
     return ExperimentResult(
         name="partial",
         title="Partially trainable networks: training error vs the trainable "
         "proportion P",
         columns=(
+            "selection",
             "init_scale",
             "trainable_proportion",
             "seed",
             "train_mse",
             "test_mse",
-            "theory_bound",
+            "captured_fraction",
             "theory_fraction",
         ),
         rows=rows,
-        figure=_draw(preset, errors, measured, theory),
+        figure=_draw(preset, variants, theory_p90),
         summary=summary,
         metrics=metrics,
         settings={
             "scale": scale,
-            "seeds": len(seed_list),
+            "seeds": n_seeds,
             "device": device,
             "width": preset.width,
             "n_samples": preset.n_samples,
             "d": preset.n_features,
             "max_iter": preset.max_iter,
+            "selections": ",".join(preset.selections),
         },
         seconds=clock.seconds(),
         reference=REFERENCE,
+        verdicts=_verdicts(variants, preset, theory_p90, n_seeds),
     )

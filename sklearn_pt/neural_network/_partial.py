@@ -188,12 +188,23 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
     learning_rate_init : float, default=1e-3
         Step size of ``"adam"``, ``"sgd"`` and ``"gd"``.
     max_iter : int, default=200
-        Maximum number of epochs (steps for ``"gd"`` and ``"lbfgs"``).
+        Maximum number of epochs (full-batch steps for ``"gd"``, L-BFGS
+        iterations for ``"lbfgs"``). Reaching it before the stopping
+        criterion holds raises a
+        :class:`~sklearn.exceptions.ConvergenceWarning`.
     tol : float, default=1e-4
-        Training stops when the loss has not improved by ``tol`` for
-        ``n_iter_no_change`` consecutive iterations.
+        ``"adam"``, ``"sgd"``, ``"gd"``: training stops when the loss has not
+        improved by ``tol`` for ``n_iter_no_change`` consecutive iterations.
+        ``"lbfgs"``: one L-BFGS run for the whole fit (curvature history and
+        strong-Wolfe line search kept) stops when the largest gradient entry
+        is at most ``tol`` (as ``gtol`` of
+        :class:`~sklearn.neural_network.MLPRegressor`'s L-BFGS) or an
+        iteration lowers the loss by a relative 2.2e-9 or less (scipy's
+        L-BFGS-B default ``ftol``).
+        ``tol=0`` with ``n_iter_no_change=max_iter`` forces the whole budget
+        of ``max_iter`` iterations.
     n_iter_no_change : int, default=10
-        See ``tol``.
+        See ``tol``; ignored by ``"lbfgs"``.
     shuffle : bool, default=True
         Shuffle the samples every epoch.
     random_state : int, RandomState instance or None, default=None

@@ -77,7 +77,7 @@ def test_every_public_scale_has_a_preset():
 
 def test_result_has_one_row_per_configuration_and_seed(tiny):
     preset = APPROXIMATION_PRESETS["tiny"]
-    assert tiny.name == "partial_approximation"
+    assert tiny.name == "partial-approximation"
     assert tiny.columns == COLUMNS
     configs = {
         (tau, p, preset.width) for tau in preset.init_scales for p in preset.proportions
@@ -206,9 +206,9 @@ def test_threads_and_seeds_arguments(tiny):
 def test_writes_its_files(tiny, tmp_path):
     files = tiny.write(tmp_path)
     assert {p.name for p in files.values()} == {
-        "partial_approximation.png",
-        "partial_approximation.csv",
-        "partial_approximation.md",
+        "partial-approximation.png",
+        "partial-approximation.csv",
+        "partial-approximation.md",
     }
     header = files["csv"].read_text().splitlines()[0]
     assert header == ",".join(COLUMNS)

@@ -19,7 +19,8 @@ from sklearn_pt.experiments import (
     run_partial,
     run_two_step,
 )
-from sklearn_pt.experiments._common import resolve_seeds, select_preset
+from sklearn_pt.experiments._approximation import APPROXIMATION_PRESETS
+from sklearn_pt.experiments._common import VERDICTS, resolve_seeds, select_preset
 from sklearn_pt.experiments._deep import DEEP_PRESETS
 from sklearn_pt.experiments._feature_learning import (
     FEATURE_LEARNING_PRESETS,
@@ -28,6 +29,8 @@ from sklearn_pt.experiments._feature_learning import (
 from sklearn_pt.experiments._partial import (
     PARTIAL_PRESETS,
     captured_fraction,
+    log_midpoint,
+    paired_wins,
     proportion_capturing,
 )
 from sklearn_pt.experiments._two_step import TWO_STEP_PRESETS
@@ -41,12 +44,19 @@ def partial_tiny():
 def test_every_experiment_has_every_public_scale():
     for presets in (
         PARTIAL_PRESETS,
+        APPROXIMATION_PRESETS,
         DEEP_PRESETS,
         TWO_STEP_PRESETS,
         FEATURE_LEARNING_PRESETS,
     ):
         assert set(SCALES) <= set(presets)
-    assert list(EXPERIMENTS) == ["partial", "deep", "two-step", "feature-learning"]
+    assert list(EXPERIMENTS) == [
+        "partial",
+        "partial-approximation",
+        "deep",
+        "two-step",
+        "feature-learning",
+    ]
 
 
 def test_deep_paper_scale_goes_from_depth_2_to_15():
@@ -98,20 +108,79 @@ def test_result_writes_csv_with_missing_numbers_marked(tmp_path):
 
 def test_partial_metrics_agree_with_the_table(partial_tiny):
     result = partial_tiny
-    for tau in (1.0, 10.0):
-        rows = [r for r in result.rows if r[0] == tau]
-        proportions = sorted({r[1] for r in rows})
-        means = [np.mean([r[3] for r in rows if r[1] == p]) for p in proportions]
-        expected = proportion_capturing(proportions, means)
-        got = result.metrics[f"p90_tau{tau:g}"]
-        assert (math.isnan(got) and math.isnan(expected)) or got == expected
-        assert f"{got:.3g} (init_scale {tau:g})" in result.summary
+    rows = [dict(zip(result.columns, row, strict=True)) for row in result.rows]
+    assert {r["selection"] for r in rows} == {"leverage", "random"}
+    fractions = {}
+    for selection in ("leverage", "random"):
+        for tau in (1.0, 10.0):
+            mine = [
+                r
+                for r in rows
+                if r["selection"] == selection and r["init_scale"] == tau
+            ]
+            proportions = sorted({r["trainable_proportion"] for r in mine})
+            seeds = sorted({r["seed"] for r in mine})
+            train = np.array(
+                [
+                    [
+                        next(
+                            r["train_mse"]
+                            for r in mine
+                            if r["trainable_proportion"] == p and r["seed"] == s
+                        )
+                        for s in seeds
+                    ]
+                    for p in proportions
+                ]
+            )
+            # captured fraction per seed, recomputed by hand
+            drop = train[0] - train[-1]
+            expected = (train[0] - train) / np.where(drop > 0, drop, np.nan)
+            got = np.array(
+                [
+                    [
+                        next(
+                            r["captured_fraction"]
+                            for r in mine
+                            if r["trainable_proportion"] == p and r["seed"] == s
+                        )
+                        for s in seeds
+                    ]
+                    for p in proportions
+                ]
+            )
+            np.testing.assert_allclose(got, expected, rtol=1e-12)
+            fractions[selection, tau] = got
+            p90 = proportion_capturing(proportions, train.mean(axis=1))
+            measured = result.metrics[f"p90_{selection}_tau{tau:g}"]
+            assert (math.isnan(p90) and math.isnan(measured)) or p90 == measured
+        wins = (fractions[selection, 10.0] > fractions[selection, 1.0]).sum(axis=1)
+        assert result.metrics[f"paired_wins_{selection}_P0.1"] == wins[1]
     # theory: kappa_P^alpha = 0.1 kappa0^alpha + 0.9 kappa1^alpha, solved by hand
     d, tau = 5, 10.0
     alpha, kappa0 = (d + 2) / (d - 1), 4 * math.sqrt(2) * tau * (d + 1) / d
     kappa = (0.1 * kappa0**alpha + 0.9) ** (1 / alpha)
     expected = (1 / kappa - 1 / kappa0) / (1 - 1 / kappa0)
     assert result.metrics["p90_theory_tau10"] == pytest.approx(expected, rel=1e-12)
+    # the bound's captured fraction: (kappa0^a - kappa_P^a) / (kappa0^a - 1)
+    for r in rows:
+        if r["init_scale"] == tau:
+            p = r["trainable_proportion"]
+            kappa_p = 1 / (p + (1 - p) / kappa0)
+            by_hand = (kappa0**alpha - kappa_p**alpha) / (kappa0**alpha - 1)
+            assert r["theory_fraction"] == pytest.approx(by_hand, rel=1e-12, abs=1e-15)
+
+
+def test_partial_summary_opens_with_a_verdict_per_claim(partial_tiny):
+    verdicts = partial_tiny.verdicts
+    assert len(verdicts) == 3
+    for line in verdicts:
+        assert line.split("**")[1].lower() in VERDICTS
+        assert "Measured:" in line and "Paper:" in line
+    page = partial_tiny.markdown()
+    assert page.index("## Verdict") < page.index("## Measured")
+    assert verdicts[0] in page
+    assert "paired seeds" in verdicts[1]
 
 
 def test_partial_figure_has_labelled_axes_and_legends(partial_tiny):
@@ -119,6 +188,21 @@ def test_partial_figure_has_labelled_axes_and_legends(partial_tiny):
         assert ax.get_xlabel() == "trainable proportion P"
         assert ax.get_ylabel()
         assert ax.get_legend() is not None
+    labels = partial_tiny.figure.axes[0].get_legend_handles_labels()[1]
+    assert any("(train)" in label for label in labels)
+    assert any("(test)" in label for label in labels)
+
+
+def test_log_midpoint_and_paired_wins():
+    # half the log drop between P=0.01 (fraction 0.3) and P=0.1 (fraction 0.7)
+    errors = np.exp(-np.log(100) * np.array([0.0, 0.3, 0.7, 1.0]))
+    midpoint = log_midpoint([0.0, 0.01, 0.1, 1.0], errors)
+    assert midpoint == pytest.approx(10 ** (-2 + 0.5), rel=1e-12)
+    assert log_midpoint([0.0, 0.1, 1.0], [1.0, 0.01, 0.001]) == 0.1  # upper bound
+    assert math.isnan(log_midpoint([0.0, 1.0], [1.0, 2.0]))
+    a = np.array([[0.9, 0.8, 0.7], [0.1, 0.2, 0.3]])
+    b = np.array([[0.8, 0.9, 0.6], [0.1, 0.1, 0.4]])
+    assert paired_wins(a, b).tolist() == [2, 1]
 
 
 def test_two_step_predictions_follow_the_formula():

@@ -1,0 +1,51 @@
+"""The partial-training claim at the size ``sklearn-pt reproduce partial``
+runs it (``--scale small``), in the theory's design.
+
+He, Lao, Lu, Zhang: a larger initialisation mismatch (``init_scale``) makes
+the transition from random features to a trained network sharper. Measured
+as the reproduction measures it: leverage-sampled trainable neurons, a forced
+budget, the readout re-solved in closed form, seeds paired between the init
+scales. Only the grid points the claim needs are fitted (the captured
+fraction at P depends on the errors at 0, P and 1 only), so this is the
+small run's headline comparison at about a tenth of its cost.
+"""
+
+import dataclasses
+
+import numpy as np
+
+from sklearn_pt.experiments._partial import (
+    PARTIAL_PRESETS,
+    _Variant,
+    paired_wins,
+    sweep_variants,
+    theory_design_regressor,
+)
+
+
+def test_larger_init_scale_captures_more_of_the_drop_at_p_0_1_in_paired_seeds():
+    small = PARTIAL_PRESETS["small"]
+    preset = dataclasses.replace(
+        small, proportions=(0.0, small.headline_proportion, 1.0)
+    )
+    estimators = {
+        tau: theory_design_regressor(
+            preset, "cpu", init_scale=tau, selection="leverage"
+        )
+        for tau in (1.0, 10.0)
+    }
+    seeds = range(small.n_seeds)
+    errors = sweep_variants(
+        estimators, preset, seeds, n_jobs=None, progress=False, desc="claim"
+    )
+    proportions = np.asarray(preset.proportions)
+    low, high = (_Variant(*errors[tau], proportions).fractions for tau in (1.0, 10.0))
+
+    # Each fit trained: P=1 reaches a small fraction of the P=0 error.
+    for tau in (1.0, 10.0):
+        train = errors[tau][0]
+        assert np.all(train[-1] < 0.01 * train[0]), (tau, train)
+    # Measured at this size: 6 of 6 (0.974 +- 0.005 vs 0.952 +- 0.011).
+    wins = int(paired_wins(high, low)[1])
+    assert wins >= 5, (wins, high[1], low[1])
+    assert high[1].mean() > low[1].mean()
