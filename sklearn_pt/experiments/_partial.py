@@ -17,9 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import mean_squared_error
 
+from ..exceptions import DivergenceError
 from ..model_selection import PhaseTransitionDisplay, proportion_curve
+from ..model_selection._batched import fit_batched
 from ..neural_network import PartiallyTrainableRegressor
 from ..theory import (
     biased_relu_alpha,
@@ -53,6 +58,7 @@ __all__ = [
     "run_partial",
     "sphere_regression",
     "sweep_proportions",
+    "sweep_stacked",
     "sweep_variants",
     "theory_captured_fraction",
     "theory_design_regressor",
@@ -355,6 +361,55 @@ def sweep_variants(
             key: sweep_proportions(estimator, preset, seeds, n_jobs=n_jobs, bar=bar)
             for key, estimator in estimators.items()
         }
+
+
+def sweep_stacked(
+    estimators: dict, preset, seeds: Sequence[int], *, n_jobs, progress, desc
+) -> dict:
+    """:func:`sweep_variants` for estimators that differ only in what builds
+    the initial network (``init_scale``, ``trainable_selection``, ...; see
+    :func:`~sklearn_pt.model_selection._batched.fit_batched`): per seed,
+    every P of every estimator trains in one batch, on the same data and
+    split as :func:`sweep_proportions`, and gives the same errors (to
+    rounding). A fit that diverges scores NaN. ``n_jobs`` runs the seeds in
+    parallel."""
+    keys = list(estimators)
+    n_fits = len(keys) * len(preset.proportions)
+    with progress_bar(n_fits * len(seeds), desc=desc, enabled=progress) as bar:
+        results = []
+        for errors in Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(_stacked_errors)(list(estimators.values()), preset, seed)
+            for seed in seeds
+        ):
+            results.append(errors)
+            bar.update(n_fits)
+    stacked = np.stack(results, axis=-1)  # (keys, proportions, 2, seeds)
+    return {key: (stacked[k, :, 0], stacked[k, :, 1]) for k, key in enumerate(keys)}
+
+
+def _stacked_errors(estimators, preset, seed: int) -> np.ndarray:
+    """Train and test MSE, ``(n_estimators, n_proportions, 2)``, of one seed's
+    batch (see :func:`sweep_stacked`)."""
+    X, y = sphere_regression(preset.n_samples, preset.n_features, seed)
+    n_train = preset.n_samples - max(1, round(preset.test_fraction * preset.n_samples))
+    splits = ((X[:n_train], y[:n_train]), (X[n_train:], y[n_train:]))
+    configs = [
+        clone(estimator).set_params(random_state=seed, trainable_proportion=p)
+        for estimator in estimators
+        for p in preset.proportions
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fitted = fit_batched(configs, *splits[0])
+    errors = [
+        [np.nan, np.nan]
+        if isinstance(fit, DivergenceError)
+        else [
+            mean_squared_error(target, fit.predict(inputs)) for inputs, target in splits
+        ]
+        for fit in fitted
+    ]
+    return np.asarray(errors).reshape(len(estimators), len(preset.proportions), 2)
 
 
 def preset_regressor(preset, device: str, **params) -> PartiallyTrainableRegressor:
@@ -702,7 +757,9 @@ def run_partial(
         Number of paired repetitions (data set and initialisation); None uses
         the preset's.
     n_jobs : int, default=None
-        Parallel fits (joblib) when a sweep is not batched.
+        Seeds run in parallel (joblib); the fits of one seed, every P of
+        every init scale and selection, train as one batch
+        (:func:`sweep_stacked`).
     progress : bool, default=True
         Show a progress bar over the fits on stderr.
 
@@ -745,7 +802,7 @@ def run_partial(
         for selection in preset.selections
         for tau in preset.init_scales
     }
-    errors = sweep_variants(
+    errors = sweep_stacked(
         estimators, preset, seed_list, n_jobs=n_jobs, progress=progress, desc="partial"
     )
     proportions = np.asarray(preset.proportions)

@@ -1,7 +1,9 @@
 """Batched sweeps: all configurations of a proportion grid trained as one model.
 
 :func:`fit_batched` fits ``K`` :class:`PartiallyTrainableRegressor` clones that
-differ only in ``trainable_proportion`` and ``random_state`` as one
+differ only in the parameters that choose the initial network
+(:data:`BATCHED_PARAMETERS`: ``trainable_proportion``, ``random_state``,
+``init_scale``, ``trainable_selection``, ``leverage_pool_size``) as one
 :class:`~sklearn_pt.nn._batched.BatchedPartiallyTrainableMLP`, and returns them
 fitted as if each had been fitted on its own. :func:`batched_validation_curves`
 uses it for :func:`~sklearn_pt.model_selection.proportion_curve`
@@ -67,8 +69,15 @@ __all__ = [
 
 BATCHED_SOLVERS = ("adam", "sgd", "gd")
 """Solvers whose update is elementwise, so that stacking models is exact."""
-BATCHED_PARAMETERS = ("trainable_proportion", "random_state")
-"""Parameters that may differ between the models of one batch."""
+BATCHED_PARAMETERS = (
+    "trainable_proportion",
+    "random_state",
+    "init_scale",
+    "trainable_selection",
+    "leverage_pool_size",
+)
+"""Parameters that may differ between the models of one batch: they choose the
+initial network (its weights and which neurons train), not how it trains."""
 
 
 def batched_unsupported_reason(estimator, param_name: str) -> str | None:
@@ -105,8 +114,8 @@ def batched_unsupported_reason(estimator, param_name: str) -> str | None:
         )
     if param_name not in BATCHED_PARAMETERS:
         return (
-            f"param_name={param_name!r} changes more than the trainable neurons "
-            f"and the seed (batched parameters: {_quoted(BATCHED_PARAMETERS)})"
+            f"param_name={param_name!r} changes more than the initial network "
+            f"(batched parameters: {_quoted(BATCHED_PARAMETERS)})"
         )
     if estimator.solver not in BATCHED_SOLVERS:
         return (
@@ -364,8 +373,8 @@ def _same_value(a, b) -> bool:
 def fit_batched(
     estimators: Sequence[PartiallyTrainableRegressor], X, y
 ) -> list[PartiallyTrainableRegressor | DivergenceError]:
-    """Fit estimators that differ only in ``trainable_proportion`` and
-    ``random_state`` as one batched network.
+    """Fit estimators that differ only in the parameters of the initial
+    network (:data:`BATCHED_PARAMETERS`) as one batched network.
 
     Each estimator ends up fitted as ``estimator.fit(X, y)`` would fit it
     (same attributes, weights equal to rounding), but all train together: one
@@ -462,38 +471,44 @@ def _fit_as_one_batch(estimators, X, y) -> tuple[list, BatchedPartiallyTrainable
         e._build_module(X_t, y_2d.shape[1], generator)
         for e, generator in zip(estimators, generators, strict=True)
     ]
-    batch = BatchedPartiallyTrainableMLP.from_modules(modules)
-    initial_losses = _initial_losses(batch, X_t, y_t)
-    outcomes = train_batched(
-        batch,
-        X_t,
-        y_t,
-        generators=generators,
-        initial_losses=initial_losses,
-        solver=template.solver,
-        learning_rate_init=template.learning_rate_init,
-        alpha=template.alpha,
-        batch_size=template.batch_size,
-        max_iter=template.max_iter,
-        tol=template.tol,
-        n_iter_no_change=template.n_iter_no_change,
-        shuffle=template.shuffle,
-    )
-    batch.copy_to_modules(modules)
+    # Networks whose fit is the closed-form readout alone (readout="ridge", no
+    # trainable hidden neuron) are not trained, as fit does not train them.
+    trained = [
+        k
+        for k, (e, module) in enumerate(zip(estimators, modules, strict=True))
+        if not e._readout_in_closed_form_only(module)
+    ]
+    outcomes: list = [TrainingResult() for _ in estimators]
+    if trained:
+        batch = BatchedPartiallyTrainableMLP.from_modules([modules[k] for k in trained])
+        results = train_batched(
+            batch,
+            X_t,
+            y_t,
+            generators=[generators[k] for k in trained],
+            initial_losses=_initial_losses(batch, X_t, y_t),
+            solver=template.solver,
+            learning_rate_init=template.learning_rate_init,
+            alpha=template.alpha,
+            batch_size=template.batch_size,
+            max_iter=template.max_iter,
+            tol=template.tol,
+            n_iter_no_change=template.n_iter_no_change,
+            shuffle=template.shuffle,
+        )
+        batch.copy_to_modules([modules[k] for k in trained])
+        for k, result in zip(trained, results, strict=True):
+            outcomes[k] = result
     fitted = []
-    for k, (estimator, module, outcome) in enumerate(
-        zip(estimators, modules, outcomes, strict=True)
-    ):
+    for estimator, module, outcome in zip(estimators, modules, outcomes, strict=True):
         if isinstance(outcome, DivergenceError):
             fitted.append(outcome)
             continue
         outcome = estimator._finish_readout(module, X_t, y_t, outcome)
-        with torch.no_grad():  # the batch scores the networks: same readout
-            batch.readout_weight[k].copy_(module.readout.weight)
-            batch.readout_bias[k].copy_(module.readout.bias)
         estimator._set_fitted(module, outcome, y, device)
         fitted.append(estimator)
-    return fitted, batch
+    # Every network, its final readout included, for the batched scoring.
+    return fitted, BatchedPartiallyTrainableMLP.from_modules(modules)
 
 
 def _initial_losses(batch, X, y) -> list[float]:
@@ -531,7 +546,8 @@ def batched_validation_curves(
     ----------
     estimator : PartiallyTrainableRegressor
     X, y : array-like
-    param_name : {"trainable_proportion", "random_state"}
+    param_name : str
+        One of :data:`BATCHED_PARAMETERS`.
     param_range : sequence
         Values of ``param_name``.
     random_states : sequence of int or None

@@ -67,8 +67,10 @@ def proportion_curve(
         per layer, one optimiser step per mini-batch for all of them; see
         Notes). Needs a
         :class:`~sklearn_pt.neural_network.PartiallyTrainableRegressor` itself
-        (not a pipeline or a subclass), ``param_name`` in
-        ``{"trainable_proportion", "random_state"}`` and ``solver`` in
+        (not a pipeline or a subclass), ``param_name`` one of the
+        parameters that only choose the initial network
+        (``trainable_proportion``, ``random_state``, ``init_scale``,
+        ``trainable_selection``, ``leverage_pool_size``) and ``solver`` in
         ``{"adam", "sgd", "gd"}`` (either ``trainable_selection``, either
         ``readout``); otherwise a ValueError says which rule fails.
         ``"auto"``: batched when all these rules hold, sequential otherwise.

@@ -106,6 +106,12 @@ def test_result_writes_csv_with_missing_numbers_marked(tmp_path):
         assert list(csv.reader(handle)) == [["a", "b"], ["1", ""], ["2", "nan"]]
 
 
+def _grid(rows, column, proportions, seeds):
+    """``column`` of ``rows`` as an array of shape (n_proportions, n_seeds)."""
+    value = {(r["trainable_proportion"], r["seed"]): r[column] for r in rows}
+    return np.array([[value[p, s] for s in seeds] for p in proportions])
+
+
 def test_partial_metrics_agree_with_the_table(partial_tiny):
     result = partial_tiny
     rows = [dict(zip(result.columns, row, strict=True)) for row in result.rows]
@@ -120,35 +126,11 @@ def test_partial_metrics_agree_with_the_table(partial_tiny):
             ]
             proportions = sorted({r["trainable_proportion"] for r in mine})
             seeds = sorted({r["seed"] for r in mine})
-            train = np.array(
-                [
-                    [
-                        next(
-                            r["train_mse"]
-                            for r in mine
-                            if r["trainable_proportion"] == p and r["seed"] == s
-                        )
-                        for s in seeds
-                    ]
-                    for p in proportions
-                ]
-            )
+            train = _grid(mine, "train_mse", proportions, seeds)
             # captured fraction per seed, recomputed by hand
             drop = train[0] - train[-1]
             expected = (train[0] - train) / np.where(drop > 0, drop, np.nan)
-            got = np.array(
-                [
-                    [
-                        next(
-                            r["captured_fraction"]
-                            for r in mine
-                            if r["trainable_proportion"] == p and r["seed"] == s
-                        )
-                        for s in seeds
-                    ]
-                    for p in proportions
-                ]
-            )
+            got = _grid(mine, "captured_fraction", proportions, seeds)
             np.testing.assert_allclose(got, expected, rtol=1e-12)
             fractions[selection, tau] = got
             p90 = proportion_capturing(proportions, train.mean(axis=1))

@@ -142,6 +142,41 @@ def test_ridge_readout_equals_sequential_fits_and_scores(selection):
     np.testing.assert_allclose(train, expected, rtol=RTOL64)
 
 
+def test_networks_of_different_init_scales_and_selections_in_one_batch():
+    """init_scale, trainable_selection and leverage_pool_size only build the
+    initial network: one batch of all of them equals the sequential fits, and
+    a proportion_curve over init_scale is batched to the same scores."""
+    X, y = make_sphere_regression(n_samples=120)
+    base = PartiallyTrainableRegressor(
+        (16,), readout="ridge", learning_rate_init=2e-2, max_iter=15, dtype="float64"
+    )
+    configs = [
+        clone(base).set_params(
+            init_scale=tau,
+            trainable_selection=selection,
+            leverage_pool_size=pool,
+            trainable_proportion=p,
+            random_state=0,
+        )
+        for tau in (1.0, 10.0)
+        for selection, pool in (("random", None), ("leverage", 40))
+        for p in (0.0, 0.5)
+    ]
+    batched = fit_batched([clone(c) for c in configs], X, y)
+    for config, bat in zip(configs, batched, strict=True):
+        assert_same_fit(config.fit(X, y), bat, X, RTOL64)
+    # the init scales really differ: tau = 10 draws larger first-layer biases
+    bias = [
+        fit.module_.hidden_layers[0].bias.detach().abs().max().item()
+        for fit in batched[::4]
+    ]
+    assert bias[1] > 2 * bias[0]
+    kwargs = dict(param_name="init_scale", proportions=[1.0, 10.0], cv=KFold(2))
+    bat = proportion_curve(base, X, y, strategy="batched", **kwargs)
+    seq = proportion_curve(base, X, y, strategy="sequential", **kwargs)
+    np.testing.assert_allclose(bat, seq, rtol=RTOL64)
+
+
 def test_frozen_rows_stay_bitwise_fixed():
     """Adam with weight decay moves every entry it holds, whatever its
     gradient: the frozen rows must still come back bitwise."""
@@ -288,7 +323,7 @@ def test_proportion_curve_random_state_sweep_and_divergence():
             "partiallytrainableregressor__trainable_proportion",
             "not a PartiallyTrainableRegressor",
         ),
-        (PartiallyTrainableRegressor(), "init_scale", "param_name='init_scale'"),
+        (PartiallyTrainableRegressor(), "alpha", "param_name='alpha'"),
         (
             PartiallyTrainableRegressor(solver="lbfgs"),
             "trainable_proportion",
