@@ -2,7 +2,7 @@
 
 The reproductions run at the hidden ``--scale tiny`` (about a second per
 experiment): ``--scale small`` takes about two minutes for the five (the
-partial sweep about 100 s, the others 6-15 s each, one torch thread), too
+partial sweep about 70 s, the others 6-17 s each, one torch thread), too
 long for the suite. ``tiny`` checks the pipeline
 (files, columns, summaries), not the papers' claims.
 """
