@@ -15,6 +15,7 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from joblib import Parallel, delayed
@@ -482,17 +483,17 @@ class _Variant:
     test: np.ndarray
     proportions: np.ndarray
 
-    @property
+    @cached_property
     def fractions(self) -> np.ndarray:
         """Captured fraction per P and seed, ``(n_proportions, n_seeds)``."""
         return np.stack([captured_fraction(col) for col in self.train.T], axis=1)
 
-    @property
+    @cached_property
     def midpoint(self) -> float:
         """:func:`log_midpoint` of the geometric-mean training error."""
         return log_midpoint(self.proportions, np.exp(np.log(self.train).mean(axis=1)))
 
-    @property
+    @cached_property
     def p90(self) -> float:
         return proportion_capturing(self.proportions, self.train.mean(axis=1))
 
@@ -526,9 +527,10 @@ def _fraction_table(variants, proportions, init_scales, selections) -> list[str]
     return lines
 
 
-def _verdicts(variants, preset, theory_p90, n_seeds) -> tuple[str, ...]:
+def _verdicts(variants, wins, preset, theory_p90, n_seeds) -> tuple[str, ...]:
     """One line per claim of the paper, decided by explicit rules on the
-    theory's design (leverage selection):
+    theory's design (leverage selection). ``wins`` maps each selection to
+    its :func:`paired_wins` per P.
 
     1. *Fast fall, then saturation*: the mean captured fraction at P = 0.2
        is >= 0.9 for every init scale ("reproduced"), >= 0.5
@@ -572,7 +574,7 @@ def _verdicts(variants, preset, theory_p90, n_seeds) -> tuple[str, ...]:
     ]
 
     head = _index(proportions, preset.headline_proportion)
-    wins = paired_wins(main[high].fractions, main[low].fractions)
+    wins = wins[THEORY_SELECTION]
     k = int(wins[head])
     sharper_midpoint = main[high].midpoint < main[low].midpoint
     verdict = (
@@ -835,17 +837,20 @@ def run_partial(
     n_seeds = len(seed_list)
     low, high = min(preset.init_scales), max(preset.init_scales)
     tau_labels = [f"init_scale {tau:g}" for tau in theory_p90]
-    paired = []
-    for selection in preset.selections:
-        wins = paired_wins(
+    wins = {
+        selection: paired_wins(
             variants[selection, high].fractions, variants[selection, low].fractions
         )
+        for selection in preset.selections
+    }
+    paired = []
+    for selection in preset.selections:
         paired.append(
             f"- {selection}: init_scale {high:g} captures more of the drop than "
             f"init_scale {low:g} in "
             + ", ".join(
                 f"{int(w)} of {n_seeds} at P={p:g}"
-                for p, w in zip(proportions, wins, strict=True)
+                for p, w in zip(proportions, wins[selection], strict=True)
                 if 0 < p < 1
             )
             + " paired seeds."
@@ -890,10 +895,7 @@ def run_partial(
         metrics[f"midpoint_{selection}_tau{tau:g}"] = variant.midpoint
         metrics[f"p90_{selection}_tau{tau:g}"] = variant.p90
     for selection in preset.selections:
-        wins = paired_wins(
-            variants[selection, high].fractions, variants[selection, low].fractions
-        )
-        for p, value in zip(proportions, wins, strict=True):
+        for p, value in zip(proportions, wins[selection], strict=True):
             if 0 < p < 1:
                 metrics[f"paired_wins_{selection}_P{p:g}"] = int(value)
     metrics |= {f"p90_theory_tau{tau:g}": value for tau, value in theory_p90.items()}
@@ -927,5 +929,5 @@ def run_partial(
         },
         seconds=clock.seconds(),
         reference=REFERENCE,
-        verdicts=_verdicts(variants, preset, theory_p90, n_seeds),
+        verdicts=_verdicts(variants, wins, preset, theory_p90, n_seeds),
     )

@@ -487,14 +487,7 @@ def _fit_as_one_batch(estimators, X, y) -> tuple[list, BatchedPartiallyTrainable
             y_t,
             generators=[generators[k] for k in trained],
             initial_losses=_initial_losses(batch, X_t, y_t),
-            solver=template.solver,
-            learning_rate_init=template.learning_rate_init,
-            alpha=template.alpha,
-            batch_size=template.batch_size,
-            max_iter=template.max_iter,
-            tol=template.tol,
-            n_iter_no_change=template.n_iter_no_change,
-            shuffle=template.shuffle,
+            **template._training_params(),
         )
         batch.copy_to_modules([modules[k] for k in trained])
         for k, result in zip(trained, results, strict=True):

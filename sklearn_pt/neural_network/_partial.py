@@ -201,8 +201,10 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         :class:`~sklearn.neural_network.MLPRegressor`'s L-BFGS) or an
         iteration lowers the loss by a relative 2.2e-9 or less (scipy's
         L-BFGS-B default ``ftol``).
-        ``tol=0`` with ``n_iter_no_change=max_iter`` forces the whole budget
-        of ``max_iter`` iterations.
+        With ``"adam"``, ``"sgd"`` or ``"gd"``, ``tol=0`` and
+        ``n_iter_no_change=max_iter`` force the whole budget of ``max_iter``
+        iterations; ``"lbfgs"`` may still stop early on the relative
+        decrease.
     n_iter_no_change : int, default=10
         See ``tol``; ignored by ``"lbfgs"``.
     shuffle : bool, default=True
@@ -373,20 +375,28 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
                 module,
                 X_t,
                 y_t,
-                solver=self.solver,
-                learning_rate_init=self.learning_rate_init,
-                alpha=self.alpha,
-                batch_size=self.batch_size,
-                max_iter=self.max_iter,
-                tol=self.tol,
-                n_iter_no_change=self.n_iter_no_change,
-                shuffle=self.shuffle,
+                **self._training_params(),
                 generator=generator,
                 verbose=self.verbose,
             )
             result = self._finish_readout(module, X_t, y_t, result)
         self._set_fitted(module, result, y, device)
         return self
+
+    def _training_params(self) -> dict:
+        """The parameters that set how the hidden layers are trained, as
+        keywords of :func:`~sklearn_pt._engine.train_module`; the batched
+        sweep passes the same ones to its stacked loop."""
+        return {
+            "solver": self.solver,
+            "learning_rate_init": self.learning_rate_init,
+            "alpha": self.alpha,
+            "batch_size": self.batch_size,
+            "max_iter": self.max_iter,
+            "tol": self.tol,
+            "n_iter_no_change": self.n_iter_no_change,
+            "shuffle": self.shuffle,
+        }
 
     def _readout_in_closed_form_only(self, module) -> bool:
         """Whether the fit is the closed-form readout alone: ``solver="ridge"``,
