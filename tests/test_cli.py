@@ -1,13 +1,14 @@
 """The ``sklearn-pt`` command line: ``info``, ``reproduce`` and usage errors.
 
 The reproductions run at the hidden ``--scale tiny`` (about a second per
-experiment): ``--scale small`` takes about two minutes for the five (the
-partial sweep about 70 s, the others 6-17 s each, one torch thread), too
-long for the suite. ``tiny`` checks the pipeline
+experiment): ``--scale small`` takes about 1.5 minutes for the five on two
+cores (the partial sweep about 55-60 s, the others 4-10 s each), too long
+for the suite. ``tiny`` checks the pipeline
 (files, columns, summaries), not the papers' claims.
 """
 
 import csv
+import os
 import re
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import pytest
 import torch
 
 import sklearn_pt
-from sklearn_pt._cli import main
+from sklearn_pt._cli import MAX_DEFAULT_JOBS, main
 from sklearn_pt.experiments import EXPERIMENTS, run_partial
 
 PARTIAL_COLUMNS = [
@@ -184,3 +185,23 @@ def test_threads_apply_to_the_runs_and_are_restored(
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(original)
+
+
+@pytest.mark.parametrize("cores, expected", [(1, 1), (2, 2), (64, MAX_DEFAULT_JOBS)])
+def test_n_jobs_defaults_to_the_available_cores_capped(
+    cores, expected, tmp_path, monkeypatch
+):
+    seen = []
+
+    def recording_run(**kwargs):
+        seen.append(kwargs["n_jobs"])
+        return run_partial(**{**kwargs, "n_jobs": 1})
+
+    monkeypatch.setitem(EXPERIMENTS, "partial", recording_run)
+    monkeypatch.setattr(
+        os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False
+    )
+    args = ["reproduce", "partial", "--scale", "tiny", "--quiet", "--out"]
+    assert main([*args, str(tmp_path)]) == 0
+    assert main([*args, str(tmp_path), "--n-jobs", "3"]) == 0
+    assert seen == [expected, 3]

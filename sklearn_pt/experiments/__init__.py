@@ -20,14 +20,16 @@ a matplotlib figure and a summary of the measured claim) that
   first-layer GD and the spectral method (Montanari, Wang, 2026).
 
 ``scale`` is one of :data:`SCALES` (``"small"``, ``"medium"``,
-``"paper"``); ``"small"`` runs all five in about two minutes on a two-core CPU.
+``"paper"``); ``"small"`` runs all five in about a minute and a half on a
+two-core CPU (``sklearn-pt reproduce all``, one seed per core).
 Drawing needs matplotlib (``pip install sklearn_pt[plot]``).
 
 The networks are small, so one torch thread per fit is fastest: on two busy
 cores a fit of :func:`run_partial` took 0.33 s with
 ``torch.set_num_threads(1)`` and 3.35 s with two threads. ``sklearn-pt
 reproduce`` runs with one thread (``--threads``) and parallelises over fits
-with ``--n-jobs``; the functions here leave torch's settings alone.
+with ``--n-jobs`` (by default one worker per core); the functions here leave
+torch's settings alone.
 """
 
 from ._approximation import run_approximation

@@ -31,7 +31,8 @@ __all__ = [
 
 SCALES = ("small", "medium", "paper")
 """Public scale names, in increasing cost. ``"small"`` runs every experiment
-on a two-core CPU in about two minutes with one torch thread; ``"paper"`` is the
+on a two-core CPU in about a minute and a half (two workers of one torch
+thread; about two minutes in one); ``"paper"`` is the
 largest (depths up to 15, widths up to 2000; not timed, meant for a GPU)."""
 
 TEST_SCALE = "tiny"
@@ -74,7 +75,7 @@ def select_preset(presets: Mapping[str, PresetT], scale: str) -> PresetT:
     if scale not in presets:
         raise ValueError(
             f"scale must be one of {', '.join(map(repr, SCALES))}; got {scale!r}. "
-            "Pass scale='small' for a run of about two minutes on a CPU."
+            "Pass scale='small' for a run of a minute or two on a CPU."
         )
     return presets[scale]
 
