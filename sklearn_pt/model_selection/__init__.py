@@ -2,11 +2,18 @@
 
 from ._display import PhaseTransitionDisplay
 from ._proportion_curve import proportion_curve
-from ._sample_ratio import estimator_overlap, sample_ratio_curve
+from ._sample_ratio import (
+    estimator_overlap,
+    rate_crossing,
+    sample_ratio_curve,
+    sample_ratio_threshold,
+)
 
 __all__ = [
     "PhaseTransitionDisplay",
     "estimator_overlap",
     "proportion_curve",
+    "rate_crossing",
     "sample_ratio_curve",
+    "sample_ratio_threshold",
 ]

@@ -14,7 +14,27 @@ from sklearn.utils import Bunch
 from ..exceptions import DivergenceError
 from ._proportion_curve import random_state_name
 
-__all__ = ["estimator_overlap", "sample_ratio_curve"]
+__all__ = [
+    "estimator_overlap",
+    "rate_crossing",
+    "sample_ratio_curve",
+    "sample_ratio_threshold",
+]
+
+CRITERIA = ("overlap", "test_loss")
+"""Success criteria of :func:`sample_ratio_curve`: the overlap of the learned
+directions with the true ones above ``success`` (weak recovery), or the test
+loss below ``success`` times the trivial predictor's."""
+DEFAULT_N_TEST = 1000
+CONDITION_PARAMS = (
+    "width",
+    "activation",
+    "max_iter",
+    "learning_rate",
+    "init",
+    "preprocessing",
+)
+"""Estimator parameters that set the conditions a threshold holds under."""
 
 
 def estimator_overlap(estimator, directions) -> float:
@@ -50,11 +70,42 @@ def estimator_overlap(estimator, directions) -> float:
     )
 
 
+def held_out_loss_ratio(estimator, X_test, y_test, y_train) -> float:
+    """Test MSE of a fitted regressor over that of the trivial predictor.
+
+    The trivial predictor is the training targets' mean, the best constant:
+    a ratio near 1 means nothing was learned, near 0 the target was.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.dummy import DummyRegressor
+    >>> from sklearn_pt.model_selection._sample_ratio import held_out_loss_ratio
+    >>> X, y = np.zeros((4, 1)), np.array([0.0, 1.0, 2.0, 3.0])
+    >>> held_out_loss_ratio(DummyRegressor().fit(X, y), X, y, y)
+    1.0
+    """
+    y_test = np.asarray(y_test, dtype=float)
+    trivial = np.mean((y_test - np.mean(y_train)) ** 2)
+    predicted = np.asarray(estimator.predict(X_test), dtype=float).reshape(y_test.shape)
+    return float(np.mean((y_test - predicted) ** 2) / trivial)
+
+
 def _one_run(
-    estimator, make_data, n_samples, n_features, seed, overlap, success, error_score
+    estimator,
+    make_data,
+    n_samples,
+    n_features,
+    seed,
+    overlap,
+    success,
+    error_score,
+    n_test,
 ):
-    """``(overlap, succeeded, diverged)`` of one fit."""
-    X, y, directions = make_data(n_samples, n_features, random_state=seed)
+    """``(overlap, test-loss ratio, succeeded, diverged)`` of one fit; the
+    ratio is NaN when ``n_test`` is 0."""
+    X, y, directions = make_data(n_samples + n_test, n_features, random_state=seed)
+    X, X_test, y, y_test = X[:n_samples], X[n_samples:], y[:n_samples], y[n_samples:]
     model = clone(estimator)
     name = random_state_name(model)
     if name is not None:
@@ -64,10 +115,65 @@ def _one_run(
     except DivergenceError:
         if error_score == "raise":
             raise
-        return float(error_score), False, True
+        return float(error_score), np.inf, False, True
     value = float(overlap(model, directions))
+    ratio = held_out_loss_ratio(model, X_test, y_test, y) if n_test else np.nan
     succeeded = bool(success(model, directions)) if callable(success) else None
-    return value, succeeded, False
+    return value, ratio, succeeded, False
+
+
+def rate_crossing(
+    deltas: Sequence[float], rates: Sequence[float], level: float = 0.5
+) -> float:
+    """The delta at which a success rate first reaches ``level``.
+
+    Linear interpolation between the two grid points around the first
+    crossing from below.
+
+    Parameters
+    ----------
+    deltas : sequence of float
+        Increasing grid.
+    rates : sequence of float
+        Success rate at each delta.
+    level : float, default=0.5
+
+    Returns
+    -------
+    float
+        ``deltas[0]`` if the rate starts at or above ``level``; NaN if it
+        never reaches it.
+
+    Examples
+    --------
+    >>> from sklearn_pt.model_selection import rate_crossing
+    >>> rate_crossing([1.0, 2.0, 4.0], [0.0, 0.25, 0.75])
+    3.0
+    >>> rate_crossing([1.0, 2.0], [0.0, 0.25])
+    nan
+    """
+    if rates[0] >= level:
+        return float(deltas[0])
+    for i in range(1, len(deltas)):
+        if rates[i] >= level > rates[i - 1]:
+            t = (level - rates[i - 1]) / (rates[i] - rates[i - 1])
+            return float(deltas[i - 1] + t * (deltas[i] - deltas[i - 1]))
+    return float("nan")
+
+
+def _conditions(estimator, n_features, criterion, success) -> dict:
+    """What a threshold measured with ``estimator`` holds under."""
+    final = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
+    params = final.get_params(deep=False) if hasattr(final, "get_params") else {}
+    conditions = {"estimator": type(final).__name__, "n_features": n_features}
+    conditions |= {
+        key: params[key]
+        for key in CONDITION_PARAMS
+        if key in params and isinstance(params[key], (str, Real))
+    }
+    conditions["criterion"] = criterion
+    conditions["success"] = success if isinstance(success, Real) else "callable"
+    return conditions
 
 
 def sample_ratio_curve(
@@ -77,8 +183,10 @@ def sample_ratio_curve(
     deltas: Sequence[float],
     n_features: int,
     n_repeats: int = 5,
+    criterion: str = "overlap",
     success: float | Callable = 0.5,
     overlap: Callable | None = None,
+    n_test: int | None = None,
     n_jobs: int | None = None,
     random_state: int | None = 0,
     error_score: str | float = "raise",
@@ -88,8 +196,9 @@ def sample_ratio_curve(
 
     For every ``delta`` and every repetition, draws ``n = round(delta * d)``
     samples with ``make_data``, fits a clone of ``estimator`` and measures
-    the overlap of what it learned with the true directions. The fits run in
-    parallel with joblib.
+    the overlap of what it learned with the true directions (and, with
+    ``criterion="test_loss"``, its loss on ``n_test`` further samples). The
+    fits run in parallel with joblib.
 
     Parameters
     ----------
@@ -108,12 +217,24 @@ def sample_ratio_curve(
         The dimension ``d``.
     n_repeats : int, default=5
         Repetitions per ``delta`` (independent data and initialisation).
+    criterion : {"overlap", "test_loss"}, default="overlap"
+        What a float ``success`` thresholds. ``"overlap"``: a run succeeds
+        when its overlap exceeds ``success`` (weak recovery, the criterion of
+        Montanari and Wang). ``"test_loss"``: when its test MSE is below
+        ``success`` times that of the trivial predictor (the training
+        targets' mean); needs an estimator with ``predict``.
     success : float or callable, default=0.5
-        A float: a run succeeds when its overlap exceeds it (weak recovery).
-        A callable: ``success(fitted_estimator, directions) -> bool``.
+        A float: the threshold of ``criterion``. A callable:
+        ``success(fitted_estimator, directions) -> bool`` (``criterion`` then
+        only decides whether test losses are measured).
     overlap : callable, default=None
         ``overlap(fitted_estimator, directions) -> float``; None uses
         :func:`estimator_overlap`.
+    n_test : int, default=None
+        Held-out samples per run for the test loss, drawn by the same
+        ``make_data`` call as the training samples (so with the same
+        directions). None: 1000 with ``criterion="test_loss"``, else 0 (no
+        test loss).
     n_jobs : int, default=None
         Parallel fits (joblib; ``-1`` for all cores).
     random_state : int or None, default=0
@@ -127,13 +248,20 @@ def sample_ratio_curve(
     -------
     result : :class:`~sklearn.utils.Bunch`
         ``deltas`` (n_deltas,), ``n_samples`` (n_deltas,), ``overlaps``
-        (n_deltas, n_repeats), ``successes`` (n_deltas, n_repeats) of bool,
-        ``success_rate`` (n_deltas,), ``mean_overlap`` (n_deltas,),
-        ``diverged`` (n_deltas, n_repeats) of bool and ``seeds``
-        (n_repeats,).
+        (n_deltas, n_repeats), ``test_loss_ratios`` (n_deltas, n_repeats;
+        NaN without test samples, inf for a diverged fit), ``successes``
+        (n_deltas, n_repeats) of bool, ``success_rate`` (n_deltas,),
+        ``mean_overlap`` (n_deltas,), ``diverged`` (n_deltas, n_repeats) of
+        bool, ``seeds`` (n_repeats,) and ``conditions``, a dict of what the
+        rates hold under: the estimator's class and its width, activation,
+        number of steps (``max_iter``), step size, initialisation or
+        preprocessing where it has them, ``n_features``, the criterion and
+        its threshold.
 
     See Also
     --------
+    sample_ratio_threshold : The delta at which the success rate crosses a
+        level, refined by bisection, with a bootstrap interval.
     sklearn_pt.model_selection.proportion_curve : The analogous sweep over
         the trainable proportion.
 
@@ -154,6 +282,8 @@ def sample_ratio_curve(
     ...     deltas=[0.2, 4.0], n_features=200, n_repeats=3)
     >>> curve.success_rate.tolist()
     [0.0, 1.0]
+    >>> curve.conditions["criterion"], curve.conditions["preprocessing"]
+    ('overlap', 'optimal')
     """
     deltas = np.asarray(deltas, dtype=float)
     if deltas.ndim != 1 or deltas.size == 0 or not np.all(deltas > 0):
@@ -164,6 +294,21 @@ def sample_ratio_curve(
         raise ValueError(f"n_features must be a positive int; got {n_features!r}.")
     if not isinstance(n_repeats, Integral) or n_repeats < 1:
         raise ValueError(f"n_repeats must be a positive int; got {n_repeats!r}.")
+    if criterion not in CRITERIA:
+        raise ValueError(
+            f"criterion must be one of {', '.join(map(repr, CRITERIA))}; got "
+            f"{criterion!r}. Use 'overlap' for weak recovery of the directions, "
+            "'test_loss' for a test loss below success times the trivial one."
+        )
+    if n_test is None:
+        n_test = DEFAULT_N_TEST if criterion == "test_loss" else 0
+    if not isinstance(n_test, Integral) or n_test < 0:
+        raise ValueError(f"n_test must be an int >= 0; got {n_test!r}.")
+    if criterion == "test_loss" and n_test == 0:
+        raise ValueError(
+            "criterion='test_loss' needs held-out samples; pass n_test >= 1 "
+            "(e.g. 1000) or None."
+        )
     if not (callable(success) or isinstance(success, Real)):
         raise ValueError(
             "success must be a float (an overlap threshold) or a callable "
@@ -190,17 +335,21 @@ def sample_ratio_curve(
             overlap,
             success,
             error_score,
+            n_test,
         )
         for n in n_samples
         for seed in seeds
     )
     shape = (len(deltas), n_repeats)
     overlaps = np.array([run[0] for run in runs]).reshape(shape)
-    diverged = np.array([run[2] for run in runs]).reshape(shape)
+    ratios = np.array([run[1] for run in runs], dtype=float).reshape(shape)
+    diverged = np.array([run[3] for run in runs]).reshape(shape)
     if callable(success):
-        successes = np.array([bool(run[1]) for run in runs]).reshape(shape)
-    else:
+        successes = np.array([bool(run[2]) for run in runs]).reshape(shape)
+    elif criterion == "overlap":
         successes = (overlaps > success) & ~diverged
+    else:
+        successes = (ratios < success) & ~diverged
     if diverged.any():
         warnings.warn(
             f"{int(diverged.sum())} of {diverged.size} fits diverged and were "
@@ -213,9 +362,172 @@ def sample_ratio_curve(
         deltas=deltas,
         n_samples=n_samples,
         overlaps=overlaps,
+        test_loss_ratios=ratios,
         successes=successes,
         success_rate=successes.mean(axis=1),
         mean_overlap=overlaps.mean(axis=1),
         diverged=diverged,
         seeds=np.array(seeds),
+        conditions=_conditions(estimator, int(n_features), criterion, success),
+    )
+
+
+def _bootstrap_crossings(deltas, successes, level, n_bootstrap, rng) -> np.ndarray:
+    """Crossings of the success rate over seeds resampled with replacement."""
+    n_repeats = successes.shape[1]
+    picks = rng.integers(0, n_repeats, size=(n_bootstrap, n_repeats))
+    rates = successes[:, picks].mean(axis=2).T  # (n_bootstrap, n_deltas)
+    return np.array([rate_crossing(deltas, row, level) for row in rates])
+
+
+def sample_ratio_threshold(
+    estimator,
+    make_data: Callable,
+    *,
+    deltas: Sequence[float],
+    n_features: int,
+    n_repeats: int = 8,
+    level: float = 0.5,
+    n_refinements: int = 3,
+    n_bootstrap: int = 1000,
+    confidence: float = 0.9,
+    criterion: str = "overlap",
+    success: float | Callable = 0.5,
+    overlap: Callable | None = None,
+    n_test: int | None = None,
+    n_jobs: int | None = None,
+    random_state: int | None = 0,
+    error_score: str | float = "raise",
+) -> Bunch:
+    """The sample ratio delta = n/d at which the success rate crosses
+    ``level``, refined by bisection, with a bootstrap interval over seeds.
+
+    Runs :func:`sample_ratio_curve` on the coarse grid ``deltas``, then
+    bisects the grid interval where the rate first reaches ``level``:
+    ``n_refinements`` times, the same seeds (common random numbers) are fitted
+    at the interval's midpoint, which replaces the end on its side of
+    ``level``. The threshold is the linear interpolation of the rate
+    (:func:`rate_crossing`) over every delta evaluated. Its interval
+    resamples the seeds with replacement (``n_bootstrap`` times) and takes the
+    crossing of each resampled rate on the same deltas.
+
+    Parameters
+    ----------
+    estimator, make_data, n_features, criterion, success, overlap, n_test, \
+n_jobs, random_state, error_score
+        As in :func:`sample_ratio_curve`.
+    deltas : sequence of float
+        Increasing coarse grid of sample ratios.
+    n_repeats : int, default=8
+        Seeds; each is fitted at every delta evaluated.
+    level : float, default=0.5
+        The success rate whose crossing is the threshold.
+    n_refinements : int, default=3
+        Bisection steps: the bracket shrinks ``2 ** n_refinements``-fold.
+    n_bootstrap : int, default=1000
+        Resamples of the seeds for the interval (0: no interval).
+    confidence : float, default=0.9
+        Coverage of the percentile interval.
+
+    Returns
+    -------
+    result : :class:`~sklearn.utils.Bunch`
+        ``threshold`` (float: ``deltas[0]`` if the rate starts at ``level``,
+        NaN if it never reaches it), ``interval`` ``(low, high)`` (``high``
+        is inf when more than ``(1 - confidence) / 2`` of the resamples never
+        reach ``level``), ``deltas`` and ``success_rate`` of every delta
+        evaluated (sorted), ``successes`` ``(n_evaluated, n_repeats)``,
+        ``overlaps`` and ``test_loss_ratios`` likewise, ``bracket`` (the last
+        interval bisected, or None), ``seeds`` and ``conditions`` (see
+        :func:`sample_ratio_curve`, plus ``level`` and ``n_repeats``).
+
+    References
+    ----------
+    Montanari, Wang (2026), "Phase Transitions for Feature Learning in Neural
+    Networks".
+
+    Examples
+    --------
+    >>> from functools import partial
+    >>> from sklearn_pt.datasets import make_phase_retrieval
+    >>> from sklearn_pt.linear_model import SpectralEstimator
+    >>> from sklearn_pt.model_selection import sample_ratio_threshold
+    >>> found = sample_ratio_threshold(
+    ...     SpectralEstimator(),
+    ...     partial(make_phase_retrieval, return_directions=True),
+    ...     deltas=[0.5, 1.0, 2.0, 4.0], n_features=200, n_repeats=4,
+    ...     n_refinements=2)
+    >>> bool(0.5 < found.threshold < 4.0)
+    True
+    >>> len(found.deltas)  # the grid and two midpoints
+    6
+    >>> bool(found.interval[0] <= found.threshold <= found.interval[1])
+    True
+    """
+    if not isinstance(n_refinements, Integral) or n_refinements < 0:
+        raise ValueError(f"n_refinements must be an int >= 0; got {n_refinements!r}.")
+    if not isinstance(n_bootstrap, Integral) or n_bootstrap < 0:
+        raise ValueError(f"n_bootstrap must be an int >= 0; got {n_bootstrap!r}.")
+    if not (isinstance(level, Real) and 0 < level <= 1):
+        raise ValueError(f"level must be a success rate in (0, 1]; got {level!r}.")
+    if not (isinstance(confidence, Real) and 0 < confidence < 1):
+        raise ValueError(f"confidence must be in (0, 1), e.g. 0.9; got {confidence!r}.")
+    grid = np.asarray(deltas, dtype=float)
+    if grid.ndim == 1 and np.any(np.diff(grid) <= 0):
+        raise ValueError(f"deltas must be strictly increasing; got {grid.tolist()}.")
+    kwargs = dict(
+        make_data=make_data,
+        n_features=n_features,
+        n_repeats=n_repeats,
+        criterion=criterion,
+        success=success,
+        overlap=overlap,
+        n_test=n_test,
+        n_jobs=n_jobs,
+        random_state=random_state,
+        error_score=error_score,
+    )
+    curves = [sample_ratio_curve(estimator, deltas=grid, **kwargs)]
+
+    def evaluated():
+        order = np.argsort(np.concatenate([c.deltas for c in curves]))
+        stack = {
+            key: np.concatenate([c[key] for c in curves])[order]
+            for key in ("deltas", "successes", "overlaps", "test_loss_ratios")
+        }
+        return stack
+
+    rates = curves[0].success_rate
+    above = np.flatnonzero(rates >= level)
+    bracket = None
+    if above.size and above[0] > 0:
+        bracket = [grid[above[0] - 1], grid[above[0]]]
+        for _ in range(n_refinements):
+            middle = 0.5 * (bracket[0] + bracket[1])
+            curve = sample_ratio_curve(estimator, deltas=[middle], **kwargs)
+            curves.append(curve)
+            bracket[0 if curve.success_rate[0] < level else 1] = middle
+        bracket = tuple(float(b) for b in bracket)
+    stack = evaluated()
+    rate = stack["successes"].mean(axis=1)
+    threshold = rate_crossing(stack["deltas"], rate, level)
+    interval = (np.nan, np.nan)
+    if n_bootstrap:
+        rng = np.random.default_rng(random_state)
+        boot = _bootstrap_crossings(
+            stack["deltas"], stack["successes"], level, n_bootstrap, rng
+        )
+        tail = (1 - confidence) / 2
+        boot = np.where(np.isnan(boot), np.inf, boot)
+        low, high = np.quantile(boot, [tail, 1 - tail], method="inverted_cdf")
+        interval = (float(low), float(high))
+    conditions = curves[0].conditions | {"level": level, "n_repeats": n_repeats}
+    return Bunch(
+        threshold=threshold,
+        interval=interval,
+        success_rate=rate,
+        bracket=bracket,
+        seeds=curves[0].seeds,
+        conditions=conditions,
+        **stack,
     )

@@ -3,13 +3,18 @@ from functools import partial
 import numpy as np
 import pytest
 from joblib import parallel_config
+from sklearn.base import BaseEstimator
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from sklearn_pt.datasets import make_phase_retrieval
 from sklearn_pt.exceptions import DivergenceError
 from sklearn_pt.linear_model import SpectralEstimator
-from sklearn_pt.model_selection import estimator_overlap, sample_ratio_curve
+from sklearn_pt.model_selection import (
+    estimator_overlap,
+    sample_ratio_curve,
+    sample_ratio_threshold,
+)
 from sklearn_pt.neural_network import FirstLayerGDRegressor, neuron_overlap
 
 phase_retrieval = partial(make_phase_retrieval, return_directions=True)
@@ -119,3 +124,132 @@ def test_error_score_is_checked():
             n_features=5,
             error_score="ignore",
         )
+
+
+def test_test_loss_criterion_thresholds_the_loss_over_the_trivial_predictors():
+    reg = FirstLayerGDRegressor(
+        4, activation="quadratic", learning_rate=0.15, max_iter=300
+    )
+    curve = sample_ratio_curve(
+        reg,
+        phase_retrieval,
+        deltas=[1.0, 8.0],
+        n_features=40,
+        n_repeats=3,
+        criterion="test_loss",
+        success=0.5,
+        n_test=400,
+    )
+    ratios = curve.test_loss_ratios
+    assert ratios.shape == (2, 3) and np.isfinite(ratios).all()
+    # Below the threshold the network does not beat the mean much; far above
+    # it, it fits the target.
+    assert ratios[0].min() > 0.5 > 0.1 > ratios[1].max()
+    np.testing.assert_array_equal(curve.successes, ratios < 0.5)
+    assert curve.conditions == {
+        "estimator": "FirstLayerGDRegressor",
+        "n_features": 40,
+        "width": 4,
+        "activation": "quadratic",
+        "max_iter": 300,
+        "learning_rate": 0.15,
+        "init": "random",
+        "criterion": "test_loss",
+        "success": 0.5,
+    }
+    # The overlap criterion measures no test loss, and the same fits (the
+    # training samples are the first n of the same draw) give the same
+    # overlaps.
+    by_overlap = sample_ratio_curve(
+        reg, phase_retrieval, deltas=[1.0, 8.0], n_features=40, n_repeats=3
+    )
+    assert np.isnan(by_overlap.test_loss_ratios).all()
+    np.testing.assert_allclose(by_overlap.overlaps, curve.overlaps)
+
+
+class _ThresholdedRegressor(BaseEstimator):
+    """Succeeds exactly when n / d exceeds a per-seed threshold in [1, 4)."""
+
+    def __init__(self, random_state=None):
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        self.delta_ = X.shape[0] / X.shape[1]
+        self.threshold_ = 1.0 + 3.0 * ((self.random_state * 0.618034) % 1.0)
+        return self
+
+
+def _passes(estimator, directions):
+    return estimator.delta_ > estimator.threshold_
+
+
+def test_bisection_finds_the_crossing_of_known_per_seed_thresholds():
+    n_features = 400  # n = round(delta * d) resolves delta to 2.5e-3
+    kwargs = dict(
+        deltas=[0.5, 2.0, 3.0, 5.0],
+        n_features=n_features,
+        success=_passes,
+        overlap=lambda est, theta: 0.0,
+    )
+    found = sample_ratio_threshold(
+        _ThresholdedRegressor(), phase_retrieval, n_repeats=9, n_refinements=5, **kwargs
+    )
+    thresholds = np.sort(
+        [
+            _ThresholdedRegressor(int(s)).fit(np.ones((1, 1)), None).threshold_
+            for s in found.seeds
+        ]
+    )
+    median = thresholds[4]  # the rate first reaches 5/9 >= 1/2 just above it
+    low, high = found.bracket
+    grid = np.asarray(kwargs["deltas"])
+    above = np.searchsorted(grid, median)  # the grid interval bisected
+    assert high - low == pytest.approx((grid[above] - grid[above - 1]) / 2**5)
+    assert low <= median <= high
+    assert abs(found.threshold - median) <= high - low
+    assert len(found.deltas) == 4 + 5 and np.all(np.diff(found.deltas) > 0)
+    np.testing.assert_allclose(found.success_rate, found.successes.mean(axis=1))
+    # The bootstrap interval covers the threshold and spans the spread of the
+    # per-seed thresholds around the median, not the whole grid.
+    assert found.interval[0] <= found.threshold <= found.interval[1]
+    assert thresholds[0] - 0.1 <= found.interval[0] < found.interval[1]
+    assert found.interval[1] <= thresholds[-1] + 0.1
+    # More seeds give a narrower interval.
+    many = sample_ratio_threshold(
+        _ThresholdedRegressor(), phase_retrieval, n_repeats=64, **kwargs
+    )
+    assert np.ptp(many.interval) < np.ptp(found.interval)
+    assert many.conditions["level"] == 0.5 and many.conditions["n_repeats"] == 64
+
+
+def test_threshold_at_the_ends_of_the_grid():
+    kwargs = dict(n_features=400, success=_passes, overlap=lambda e, t: 0.0)
+    never = sample_ratio_threshold(
+        _ThresholdedRegressor(), phase_retrieval, deltas=[0.2, 0.5], **kwargs
+    )
+    assert np.isnan(never.threshold) and never.bracket is None
+    assert never.interval == (np.inf, np.inf)
+    always = sample_ratio_threshold(
+        _ThresholdedRegressor(), phase_retrieval, deltas=[4.5, 6.0], **kwargs
+    )
+    assert always.threshold == 4.5 and always.bracket is None
+
+
+def test_threshold_and_criterion_errors_say_what_to_do():
+    base = dict(deltas=[1.0, 2.0], n_features=5, n_repeats=1)
+    for bad, match in [
+        (dict(criterion="loss"), "criterion must be one of"),
+        (dict(criterion="test_loss", n_test=0), "n_test >= 1"),
+        (dict(n_test=-1), "n_test must be"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            sample_ratio_curve(SpectralEstimator(), phase_retrieval, **(base | bad))
+    for bad, match in [
+        (dict(deltas=[2.0, 1.0]), "strictly increasing"),
+        (dict(n_refinements=-1), "n_refinements must be"),
+        (dict(level=0.0), "level must be"),
+        (dict(confidence=1.0), "confidence must be"),
+        (dict(n_bootstrap=-1), "n_bootstrap must be"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            sample_ratio_threshold(SpectralEstimator(), phase_retrieval, **(base | bad))
