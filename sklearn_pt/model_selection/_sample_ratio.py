@@ -12,7 +12,11 @@ from sklearn.base import clone
 from sklearn.utils import Bunch
 
 from ..exceptions import DivergenceError
-from ._proportion_curve import random_state_name
+from ..neural_network._first_layer_stacked import (
+    fit_stacked,
+    stacked_fit_unsupported_reason,
+)
+from ._proportion_curve import STRATEGIES, random_state_name
 
 __all__ = [
     "estimator_overlap",
@@ -91,35 +95,54 @@ def held_out_loss_ratio(estimator, X_test, y_test, y_train) -> float:
     return float(np.mean((y_test - predicted) ** 2) / trivial)
 
 
-def _one_run(
-    estimator,
-    make_data,
-    n_samples,
-    n_features,
-    seed,
-    overlap,
-    success,
-    error_score,
-    n_test,
-):
-    """``(overlap, test-loss ratio, succeeded, diverged)`` of one fit; the
-    ratio is NaN when ``n_test`` is 0."""
+def _draw(make_data, n_samples, n_features, seed, n_test):
+    """One run's training set, held-out set and true directions."""
     X, y, directions = make_data(n_samples + n_test, n_features, random_state=seed)
-    X, X_test, y, y_test = X[:n_samples], X[n_samples:], y[:n_samples], y[n_samples:]
+    train = X[:n_samples], y[:n_samples]
+    return train, (X[n_samples:], y[n_samples:]), directions
+
+
+def _seeded(estimator, seed):
     model = clone(estimator)
     name = random_state_name(model)
     if name is not None:
         model.set_params(**{name: seed})
-    try:
-        model.fit(X, y)
-    except DivergenceError:
+    return model
+
+
+def _score(model, train, test, directions, overlap, success, error_score):
+    """``(overlap, test-loss ratio, succeeded, diverged)`` of one fit (a
+    fitted estimator or its DivergenceError); the ratio is NaN without
+    held-out samples."""
+    if isinstance(model, DivergenceError):
         if error_score == "raise":
-            raise
+            raise model
         return float(error_score), np.inf, False, True
     value = float(overlap(model, directions))
-    ratio = held_out_loss_ratio(model, X_test, y_test, y) if n_test else np.nan
+    ratio = held_out_loss_ratio(model, *test, train[1]) if len(test[1]) else np.nan
     succeeded = bool(success(model, directions)) if callable(success) else None
     return value, ratio, succeeded, False
+
+
+def _one_run(estimator, make_data, n_samples, n_features, seed, n_test, *scoring):
+    """:func:`_score` of one fit."""
+    train, test, directions = _draw(make_data, n_samples, n_features, seed, n_test)
+    model = _seeded(estimator, seed)
+    try:
+        model.fit(*train)
+    except DivergenceError as exc:
+        model = exc
+    return _score(model, train, test, directions, *scoring)
+
+
+def _stacked_runs(estimator, make_data, n_samples, n_features, seeds, n_test, *scoring):
+    """:func:`_score` of the fits of every seed at one delta, stacked."""
+    draws = [_draw(make_data, n_samples, n_features, s, n_test) for s in seeds]
+    models = fit_stacked(
+        [_seeded(estimator, seed) for seed in seeds], [draw[0] for draw in draws]
+    )
+    pairs = zip(models, draws, strict=True)
+    return [_score(model, *draw, *scoring) for model, draw in pairs]
 
 
 def rate_crossing(
@@ -187,6 +210,7 @@ def sample_ratio_curve(
     success: float | Callable = 0.5,
     overlap: Callable | None = None,
     n_test: int | None = None,
+    strategy: str = "auto",
     n_jobs: int | None = None,
     random_state: int | None = 0,
     error_score: str | float = "raise",
@@ -235,8 +259,17 @@ def sample_ratio_curve(
         ``make_data`` call as the training samples (so with the same
         directions). None: 1000 with ``criterion="test_loss"``, else 0 (no
         test loss).
+    strategy : {"auto", "batched", "sequential"}, default="auto"
+        ``"batched"``: the fits of all repetitions at one delta run as one
+        stacked gradient descent (for a
+        :class:`~sklearn_pt.neural_network.FirstLayerGDRegressor` with
+        ``init="random"``, no Hessian monitoring and ``verbose=0``): the
+        same fits to rounding, several times faster at small ``d``, where a
+        step costs less than the per-step overhead. ``"sequential"``: one
+        ``fit`` per run. ``"auto"``: batched when possible.
     n_jobs : int, default=None
-        Parallel fits (joblib; ``-1`` for all cores).
+        Parallel fits (joblib; ``-1`` for all cores): runs, or deltas when
+        batched.
     random_state : int or None, default=0
         Seeds the data and estimator of every repetition: repetition ``r``
         uses the same seed at every ``delta`` (common random numbers, for
@@ -302,6 +335,20 @@ def sample_ratio_curve(
         )
     if n_test is None:
         n_test = DEFAULT_N_TEST if criterion == "test_loss" else 0
+    if strategy not in STRATEGIES:
+        raise ValueError(
+            f"strategy must be one of {', '.join(map(repr, STRATEGIES))}; got "
+            f"{strategy!r}."
+        )
+    final = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
+    reason = stacked_fit_unsupported_reason(final)
+    if final is not estimator and reason is None:
+        reason = "the estimator is a pipeline"
+    if strategy == "batched" and reason is not None:
+        raise ValueError(
+            f"strategy='batched' cannot run this sweep: {reason}. Use "
+            "strategy='auto' to fall back to one fit per run."
+        )
     if not isinstance(n_test, Integral) or n_test < 0:
         raise ValueError(f"n_test must be an int >= 0; got {n_test!r}.")
     if criterion == "test_loss" and n_test == 0:
@@ -325,21 +372,23 @@ def sample_ratio_curve(
     seeds = np.random.SeedSequence(random_state).generate_state(n_repeats) % (2**31 - 1)
     seeds = [int(s) for s in seeds]
     n_samples = np.maximum(np.round(deltas * n_features).astype(int), 1)
-    runs = Parallel(n_jobs=n_jobs, verbose=verbose)(
-        delayed(_one_run)(
-            estimator,
-            make_data,
-            int(n),
-            n_features,
-            seed,
-            overlap,
-            success,
-            error_score,
-            n_test,
+    scoring = (overlap, success, error_score)
+    if strategy != "sequential" and reason is None:
+        groups = Parallel(n_jobs=n_jobs, verbose=verbose)(
+            delayed(_stacked_runs)(
+                estimator, make_data, int(n), n_features, seeds, n_test, *scoring
+            )
+            for n in n_samples
         )
-        for n in n_samples
-        for seed in seeds
-    )
+        runs = [run for group in groups for run in group]
+    else:
+        runs = Parallel(n_jobs=n_jobs, verbose=verbose)(
+            delayed(_one_run)(
+                estimator, make_data, int(n), n_features, seed, n_test, *scoring
+            )
+            for n in n_samples
+            for seed in seeds
+        )
     shape = (len(deltas), n_repeats)
     overlaps = np.array([run[0] for run in runs]).reshape(shape)
     ratios = np.array([run[1] for run in runs], dtype=float).reshape(shape)
@@ -395,6 +444,7 @@ def sample_ratio_threshold(
     success: float | Callable = 0.5,
     overlap: Callable | None = None,
     n_test: int | None = None,
+    strategy: str = "auto",
     n_jobs: int | None = None,
     random_state: int | None = 0,
     error_score: str | float = "raise",
@@ -414,7 +464,7 @@ def sample_ratio_threshold(
     Parameters
     ----------
     estimator, make_data, n_features, criterion, success, overlap, n_test, \
-n_jobs, random_state, error_score
+strategy, n_jobs, random_state, error_score
         As in :func:`sample_ratio_curve`.
     deltas : sequence of float
         Increasing coarse grid of sample ratios.
@@ -483,6 +533,7 @@ n_jobs, random_state, error_score
         success=success,
         overlap=overlap,
         n_test=n_test,
+        strategy=strategy,
         n_jobs=n_jobs,
         random_state=random_state,
         error_score=error_score,

@@ -416,6 +416,10 @@ default="ones"
             history["hessian_eigenvalues"] = np.array(monitor.history["eigenvalues"])
             if directions is not None:
                 history["hessian_overlap"] = np.array(monitor.history["overlaps"])
+        return self._set_fitted(module, second_layer, history, result, device)
+
+    def _set_fitted(self, module, second_layer, history, result, device):
+        """Store the fitted attributes (shared with the stacked sweep fit)."""
         self.module_ = module
         self.coefs_ = module.weight.detach().cpu().numpy().copy()
         self.second_layer_ = second_layer
