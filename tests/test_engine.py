@@ -198,10 +198,17 @@ def test_frozen_parameters_and_buffers_do_not_move():
         torch.nn.Linear(8, 1, dtype=torch.float64),
     )
     module[0].weight.requires_grad_(False)
+    module[1].register_buffer("mask", torch.ones(1, 8, dtype=torch.float64))
     frozen = module[0].weight.detach().clone()
-    train_module(module, X, y, max_iter=3, learning_rate_init=0.1)
+    trained = module[1].weight.detach().clone()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        train_module(module, X, y, max_iter=3, learning_rate_init=0.1)
     assert torch.equal(module[0].weight, frozen)
     assert module[0].weight.grad is None
+    assert torch.equal(module[1].mask, torch.ones(1, 8, dtype=torch.float64))
+    # ... while the trainable parameters did move (else nothing was tested).
+    assert not torch.allclose(module[1].weight, trained)
 
 
 def test_early_stopping_and_convergence_warning():
@@ -341,8 +348,8 @@ def test_negative_losses_are_not_mistaken_for_divergence():
 def test_solve_ridge_matches_sklearn_ridge(alpha, shape):
     from sklearn.linear_model import Ridge
 
-    if alpha == 0.0 and shape[0] < shape[1]:
-        pytest.skip("min-norm least squares: sklearn's Ridge(alpha=0) differs")
+    # (6, 9) at alpha=0: sklearn's SVD solver drops the null singular values,
+    # the same minimum-norm interpolant as solve_ridge's least squares.
     rng = np.random.default_rng(0)
     Phi = rng.normal(size=shape)
     Y = rng.normal(size=(shape[0], 2))
@@ -352,6 +359,30 @@ def test_solve_ridge_matches_sklearn_ridge(alpha, shape):
     np.testing.assert_allclose(
         intercept.numpy(), ridge.intercept_, rtol=1e-9, atol=1e-10
     )
+
+
+def test_solve_ridge_alpha_zero_is_the_minimum_norm_interpolant():
+    """More features than samples: infinitely many interpolants; alpha=0
+    returns the one of least norm, pinv of the centred features, and it
+    is the limit of ridge as alpha -> 0."""
+    rng = np.random.default_rng(1)
+    n, p = 7, 15
+    Phi = rng.normal(size=(n, p)) + 3.0  # an offset for the intercept to absorb
+    Y = rng.normal(size=(n, 2))
+    coef, intercept = solve_ridge(torch.as_tensor(Phi), torch.as_tensor(Y), 0.0)
+    coef, intercept = coef.numpy(), intercept.numpy()
+    Phi_c = Phi - Phi.mean(0)
+    expected = (np.linalg.pinv(Phi_c) @ (Y - Y.mean(0))).T
+    np.testing.assert_allclose(coef, expected, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(intercept, Y.mean(0) - Phi.mean(0) @ expected.T)
+    np.testing.assert_allclose(Phi @ coef.T + intercept, Y, atol=1e-10)
+    # Least norm: orthogonal to the null space of the centred features, so
+    # adding a null-space direction interpolates as well with a larger norm.
+    null = np.linalg.svd(Phi_c)[2][n - 1 :]  # rank n - 1 after centring
+    np.testing.assert_allclose(coef @ null.T, 0.0, atol=1e-10)
+    # The Cholesky branch at a tiny alpha is within O(alpha) of it.
+    near, _ = solve_ridge(torch.as_tensor(Phi), torch.as_tensor(Y), 1e-6)
+    np.testing.assert_allclose(near.numpy(), coef, rtol=0, atol=1e-6)
 
 
 # --- L-BFGS -----------------------------------------------------------------

@@ -170,6 +170,50 @@ def test_multi_index_overlap_is_a_subspace_overlap():
     assert neuron_overlap(rng.normal(size=(3, 2)) @ theta.T, theta) == pytest.approx(1)
 
 
+def test_neuron_overlap_by_hand_with_unnormalised_directions():
+    """The cosine is with theta / |theta|: any nonzero scale gives the same."""
+    W = np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 3.0, 4.0]])
+    # Cosines of the rows with e2: 0, 1/sqrt(2), 3/5.
+    for scale in (1.0, 3.0, -0.2, 50.0):
+        theta = scale * np.array([0.0, 1.0, 0.0])
+        assert neuron_overlap(W, theta) == pytest.approx(1 / np.sqrt(2), rel=1e-12)
+        assert neuron_overlap(W, theta[:, None]) == pytest.approx(
+            1 / np.sqrt(2), rel=1e-12
+        )
+    # theta = (0, 3, 4) / 5 up to scale: the third row is along it.
+    assert neuron_overlap(W, [0.0, 0.3, 0.4]) == pytest.approx(1.0, rel=1e-12)
+    # Two directions, span(e1, e2) from non-orthogonal, non-unit columns; the
+    # top right singular vectors of W2 span e1 and (e2 + e3) / sqrt(2), so the
+    # overlap is ||diag(1, 1/sqrt(2))||_F / sqrt(2) = sqrt(3) / 2.
+    W2 = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 1.0]])
+    skewed = np.array([[2.0, 1.0], [0.0, 5.0], [0.0, 0.0]])
+    assert neuron_overlap(W2, skewed) == pytest.approx(np.sqrt(3) / 2, rel=1e-12)
+
+
+def test_neuron_overlap_depends_on_the_span_of_the_directions_only():
+    rng = np.random.default_rng(0)
+    W = rng.normal(size=(5, 30))
+    for k in (1, 3):
+        basis = np.linalg.qr(rng.normal(size=(30, k)))[0]
+        W_aligned = W + 2 * (W @ basis) @ basis.T  # overlaps well inside (0, 1)
+        reference = neuron_overlap(W_aligned, basis)
+        assert 0.2 < reference < 0.99
+        mixing = np.triu(rng.uniform(0.5, 2.0, size=(k, k)))  # invertible
+        for directions in (0.01 * basis, -40 * basis, basis @ mixing):
+            assert neuron_overlap(W_aligned, directions) == pytest.approx(
+                reference, rel=1e-12
+            )
+
+
+def test_overlap_history_does_not_depend_on_the_scale_of_true_directions():
+    X, y, theta = make_phase_retrieval(60, 6, random_state=0, return_directions=True)
+    reg = FirstLayerGDRegressor(3, max_iter=3, random_state=0)
+    unit = reg.fit(X, y, true_directions=theta).history_["overlap"]
+    scaled = clone(reg).fit(X, y, true_directions=7 * theta).history_["overlap"]
+    np.testing.assert_allclose(scaled, unit, rtol=1e-12)
+    assert np.all((unit > 0) & (unit < 1))
+
+
 def test_reproducible_without_global_random_state():
     X, y = make_phase_retrieval(50, 5, random_state=0)
     np_state = np.random.get_state()[1].copy()

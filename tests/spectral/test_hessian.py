@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 import torch
 
+from sklearn_pt._engine import train_module
 from sklearn_pt.datasets import make_phase_retrieval
 from sklearn_pt.neural_network import FirstLayerGDRegressor, FirstLayerNetwork
 from sklearn_pt.spectral import (
@@ -128,7 +129,53 @@ def test_eigenvector_overlap_measures_the_mass_along_the_directions():
     np.testing.assert_allclose(overlaps, [1.0, 0.0, expected_mixed], atol=1e-12)
     # Parameters outside the first layer count in the norm only.
     padded = np.vstack([vectors, np.ones((3, 3))])
-    assert np.all(eigenvector_overlap(padded, theta, blocks) < overlaps + 1e-12)
+    norms = np.linalg.norm(vectors, axis=0)
+    np.testing.assert_allclose(
+        eigenvector_overlap(padded, theta, blocks),
+        overlaps * norms / np.sqrt(norms**2 + 3),
+        rtol=1e-12,
+        atol=1e-15,
+    )
+
+
+def test_eigenvector_overlap_by_hand_with_unnormalised_directions():
+    # Two first-layer rows (m=2, d=3) at offset 1, after one other parameter:
+    # v = [5 | 1 2 2 | 0 0 4], ||v||^2 = 25 + 9 + 16 = 50.
+    v = np.array([[5.0, 1.0, 2.0, 2.0, 0.0, 0.0, 4.0]]).T
+    blocks = [(1, 2, 3)]
+    # span(e1): V e1 = (1, 0), overlap 1 / sqrt(50), whatever the scale of e1.
+    for scale in (2.0, -0.1, 30.0):
+        direction = np.array([[scale], [0.0], [0.0]])
+        np.testing.assert_allclose(
+            eigenvector_overlap(v, direction, blocks), [1 / np.sqrt(50)], rtol=1e-12
+        )
+    # span(e1, e2) from non-orthogonal, non-unit columns (e1 + e2, 3 e2):
+    # ||V [e1 e2]||_F^2 = 1 + 4 + 0 + 0 = 5.
+    skewed = np.array([[1.0, 0.0], [1.0, 3.0], [0.0, 0.0]])
+    np.testing.assert_allclose(
+        eigenvector_overlap(v, skewed, blocks), [np.sqrt(5 / 50)], rtol=1e-12
+    )
+
+
+def test_eigenvector_overlap_depends_on_the_span_only():
+    """Scaled and non-orthonormal (full-rank) directions give the overlap of
+    their orthonormalised span."""
+    rng = np.random.default_rng(1)
+    d, m, k = 20, 3, 2
+    basis = np.linalg.qr(rng.normal(size=(d, k)))[0]
+    blocks = [(2, m, d)]
+    vectors = rng.normal(size=(2 + m * d + 4, 5))
+    # Half of each vector's first-layer part along the span.
+    part = vectors[2 : 2 + m * d].T.reshape(5, m, d)
+    part += 3 * (part @ basis) @ basis.T
+    vectors[2 : 2 + m * d] = part.reshape(5, -1).T
+    reference = eigenvector_overlap(vectors, basis, blocks)
+    assert np.all((reference > 0.5) & (reference < 1))
+    mixing = np.array([[4.0, 1.5], [0.0, 0.2]])  # invertible, not orthogonal
+    for directions in (7.0 * basis, basis @ mixing, basis @ mixing.T):
+        np.testing.assert_allclose(
+            eigenvector_overlap(vectors, directions, blocks), reference, rtol=1e-12
+        )
 
 
 def test_overlaps_with_directions_are_returned():
@@ -136,7 +183,14 @@ def test_overlaps_with_directions_are_returned():
     reg = FirstLayerGDRegressor(width=3, max_iter=2, random_state=0).fit(X, y)
     result = hessian_spectrum(reg, X, y, k=3, directions=theta)
     assert result.overlaps.shape == (3,)
-    assert np.all((result.overlaps >= 0) & (result.overlaps <= 1 + 1e-12))
+    # By hand: the only trained parameter is W (3, 8), so each eigenvector is
+    # W's perturbation V, flattened row-major, and the overlap is ||V theta||.
+    V = result.eigenvectors.T.reshape(3, 3, 8)
+    expected = np.linalg.norm(V @ theta, axis=(1, 2))
+    np.testing.assert_allclose(result.overlaps, expected, rtol=1e-12)
+    # The directions are orthonormalised: a scaled theta gives the same.
+    scaled = hessian_spectrum(reg, X, y, k=3, directions=-5 * theta)
+    np.testing.assert_allclose(scaled.overlaps, expected, rtol=1e-10)
 
 
 def test_errors_say_what_to_do():
@@ -161,5 +215,53 @@ def test_monitor_records_every_k_iterations():
     assert stops == [False] * 5
     assert monitor.history["iteration"] == [2, 4]
     assert len(monitor.history["eigenvalues"]) == len(monitor.history["overlaps"]) == 2
-    expected = hessian_spectrum(module, X, y, k=2, which="smallest").eigenvalues
-    np.testing.assert_allclose(monitor.history["eigenvalues"][0], expected, rtol=1e-4)
+    # Against the dense eigendecomposition, not the monitor's own Lanczos.
+    dense = hessian_spectrum(module, X, y, k=2, which="smallest", method="dense")
+    np.testing.assert_allclose(
+        monitor.history["eigenvalues"][0], dense.eigenvalues, rtol=1e-6
+    )
+
+
+def test_monitor_follows_training_and_matches_dense_eigh():
+    """Recorded along a gradient-descent run, each entry is the dense
+    spectrum (and eigenvector overlaps) of the weights at that iteration."""
+    module, X, y = small_network()
+    theta = np.linalg.qr(np.random.default_rng(0).normal(size=(12, 1)))[0]
+    monitor = HessianMonitor(module, X, y, every=3, k=3, directions=theta, tol=1e-10)
+    snapshots = {}
+
+    def callback(iteration, loss):
+        snapshots[iteration] = module.weight.detach().clone()
+        return monitor(iteration, loss)
+
+    snapshots[0] = module.weight.detach().clone()
+    monitor.record(0)
+    train_module(
+        module,
+        torch.as_tensor(X),
+        torch.as_tensor(y),
+        solver="gd",
+        learning_rate_init=2.0,
+        max_iter=9,
+        early_stopping=False,
+        callback=callback,
+    )
+    assert monitor.history["iteration"] == [0, 3, 6, 9]
+    spectra = []
+    for i, iteration in enumerate(monitor.history["iteration"]):
+        weights = FirstLayerNetwork(
+            snapshots[iteration], module.second_layer, module.activation
+        )
+        dense = hessian_spectrum(
+            weights, X, y, k=3, which="smallest", method="dense", directions=theta
+        )
+        scale = np.abs(dense.eigenvalues).max()
+        np.testing.assert_allclose(
+            monitor.history["eigenvalues"][i], dense.eigenvalues, atol=1e-8 * scale
+        )
+        np.testing.assert_allclose(
+            monitor.history["overlaps"][i], dense.overlaps, atol=1e-6
+        )
+        spectra.append(dense.eigenvalues)
+    # Training moved the spectrum: a monitor stuck at the initial weights fails.
+    assert np.abs(spectra[-1] - spectra[0]).max() > 0.1
