@@ -485,7 +485,8 @@ strategy, n_jobs, random_state, error_score
         ``threshold`` (float: ``deltas[0]`` if the rate starts at ``level``,
         NaN if it never reaches it), ``interval`` ``(low, high)`` (``high``
         is inf when more than ``(1 - confidence) / 2`` of the resamples never
-        reach ``level``), ``deltas`` and ``success_rate`` of every delta
+        reach ``level``), ``bootstrap`` (the resampled thresholds, inf where
+        one never reaches ``level``), ``deltas`` and ``success_rate`` of every delta
         evaluated (sorted), ``successes`` ``(n_evaluated, n_repeats)``,
         ``overlaps`` and ``test_loss_ratios`` likewise, ``bracket`` (the last
         interval bisected, or None), ``seeds`` and ``conditions`` (see
@@ -562,7 +563,7 @@ strategy, n_jobs, random_state, error_score
     stack = evaluated()
     rate = stack["successes"].mean(axis=1)
     threshold = rate_crossing(stack["deltas"], rate, level)
-    interval = (np.nan, np.nan)
+    interval, bootstrap = (np.nan, np.nan), np.empty(0)
     if n_bootstrap:
         rng = np.random.default_rng(random_state)
         boot = _bootstrap_crossings(
@@ -570,12 +571,14 @@ strategy, n_jobs, random_state, error_score
         )
         tail = (1 - confidence) / 2
         boot = np.where(np.isnan(boot), np.inf, boot)
+        bootstrap = boot
         low, high = np.quantile(boot, [tail, 1 - tail], method="inverted_cdf")
         interval = (float(low), float(high))
     conditions = curves[0].conditions | {"level": level, "n_repeats": n_repeats}
     return Bunch(
         threshold=threshold,
         interval=interval,
+        bootstrap=bootstrap,
         success_rate=rate,
         bracket=bracket,
         seeds=curves[0].seeds,

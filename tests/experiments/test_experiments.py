@@ -25,6 +25,8 @@ from sklearn_pt.experiments._deep import DEEP_PRESETS
 from sklearn_pt.experiments._feature_learning import (
     FEATURE_LEARNING_PRESETS,
     crossing,
+    extrapolate_crossing,
+    step_budget,
 )
 from sklearn_pt.experiments._partial import (
     PARTIAL_PRESETS,
@@ -207,15 +209,49 @@ def test_two_step_predictions_follow_the_formula():
 
 def test_feature_learning_successes_and_crossings_agree_with_the_table():
     result = run_feature_learning(scale="tiny", progress=False)
+    preset = FEATURE_LEARNING_PRESETS["tiny"]
     rows = [dict(zip(result.columns, row, strict=True)) for row in result.rows]
     assert all(r["success"] == (r["overlap"] > 0.5) for r in rows)
+    assert {r["d"] for r in rows} == set(preset.dims)
     for method in ("quadratic", "GeLU", "spectral"):
-        mine = [r for r in rows if r["method"] == method]
-        deltas = sorted({r["delta"] for r in mine})
-        rates = [
-            np.mean([r["success"] for r in mine if r["delta"] == d]) for d in deltas
-        ]
-        expected = crossing(deltas, rates)
-        got = result.metrics[f"crossing_{method}"]
-        assert (math.isnan(got) and math.isnan(expected)) or got == expected
+        for d in preset.dims:
+            mine = [r for r in rows if r["method"] == method and r["d"] == d]
+            deltas = sorted({r["delta"] for r in mine})
+            # the coarse grid and the bisection's midpoints
+            grid = dict(preset.grids)[method]
+            assert set(grid) <= set(deltas)
+            assert len(deltas) <= len(grid) + preset.n_refinements
+            rates = [
+                np.mean([r["success"] for r in mine if r["delta"] == x]) for x in deltas
+            ]
+            tag = method if method == "spectral" else f"{method}_m2"
+            got = result.metrics[f"crossing_{tag}_d{d}"]
+            expected = crossing(deltas, rates)
+            assert (math.isnan(got) and math.isnan(expected)) or got == expected
+            if method != "spectral":
+                assert all(
+                    r["max_iter"] == step_budget(preset.base_iter, d) for r in mine
+                )
+                assert all(np.isfinite(r["test_loss_ratio"]) for r in mine)
         assert method in result.summary
+    assert len(result.verdicts) == 4
+    assert all(any(v in line.lower() for v in VERDICTS) for line in result.verdicts)
+    assert "d -> infinity at fixed width m" in result.summary  # the conditions
+
+
+def test_extrapolation_recovers_a_known_finite_size_law():
+    dims = [100, 200, 400, 800]
+    exact = [3.6 - 12.0 / d**0.5 for d in dims]
+    c_inf, interval, slope = extrapolate_crossing(dims, exact)
+    assert c_inf == pytest.approx(3.6) and slope == pytest.approx(-12.0)
+    assert math.isnan(interval[0])
+    rng = np.random.default_rng(0)
+    boots = [value + 0.05 * rng.normal(size=200) for value in exact]
+    c_inf, (low, high), _ = extrapolate_crossing(dims, exact, boots)
+    assert low < 3.6 < high and high - low < 1.0
+    # a law in 1/d extrapolates lower with nu = 1/2 than with nu = 1
+    in_d = [3.0 - 150.0 / d for d in dims]
+    assert extrapolate_crossing(dims, in_d, exponent=1.0)[0] == pytest.approx(3.0)
+    assert extrapolate_crossing(dims, in_d)[0] > 3.0
+    # one finite crossing is not enough
+    assert math.isnan(extrapolate_crossing(dims, [np.nan, np.nan, np.nan, 2.0])[0])
