@@ -16,6 +16,12 @@ Two gradient steps (Moniri, Hassani, 2026):
 
 - :func:`spike_count` -- outliers added to the weight spectrum by the second
   step.
+
+Spectral method for phase retrieval (Lu, Li, 2020; Mondelli, Montanari, 2019):
+
+- :func:`spectral_overlap` -- asymptotic squared overlap of
+  :class:`~sklearn_pt.linear_model.SpectralEstimator` with ``theta*``;
+- :func:`spectral_threshold` -- the sample ratio above which it is positive.
 """
 
 from ._partial import (
@@ -27,6 +33,7 @@ from ._partial import (
     kappa_p,
     proportion_for_reduction,
 )
+from ._phase_retrieval import spectral_overlap, spectral_threshold
 from ._two_step import spike_count
 
 __all__ = [
@@ -37,5 +44,7 @@ __all__ = [
     "fit_mismatch_ratio",
     "kappa_p",
     "proportion_for_reduction",
+    "spectral_overlap",
+    "spectral_threshold",
     "spike_count",
 ]
