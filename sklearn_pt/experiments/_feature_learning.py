@@ -10,11 +10,13 @@ from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
+from scipy.optimize import brentq
 
 from ..datasets import make_phase_retrieval
 from ..linear_model import SpectralEstimator
 from ..model_selection import rate_crossing, sample_ratio_threshold
 from ..neural_network import FirstLayerGDRegressor
+from ..theory import spectral_overlap, spectral_threshold
 from ._common import (
     ExperimentResult,
     Stopwatch,
@@ -70,7 +72,36 @@ ACTIVATIONS = {"quadratic": "quadratic", "GeLU": "gelu"}
 STEP_RULES = {"quadratic": 0.0375, "GeLU": 0.25}
 """Step size per unit width (FirstLayerGDRegressor: about 0.04 * width is
 stable for the quadratic activation, 0.25 * width for GeLU)."""
+SPECTRAL_SLACK = 0.05
+"""Finite-size bias allowed between the spectral method's mean squared
+overlap and its d -> inf limit, on top of 3 standard errors over seeds (the
+bias is at most 0.010 at d = 2000, tests/theory/test_phase_retrieval.py, and
+grows as d falls)."""
 crossing = rate_crossing
+
+
+def spectral_criterion_crossing(success: float = SUCCESS_OVERLAP) -> float:
+    """The ``delta`` at which the optimal spectral method's limiting
+    ``|cosine|`` with ``theta*`` reaches ``success``: the d -> inf value of
+    the crossing this experiment measures for it (above
+    :func:`~sklearn_pt.theory.spectral_threshold`, where the overlap is
+    still 0).
+
+    Examples
+    --------
+    >>> from sklearn_pt.experiments._feature_learning import (
+    ...     spectral_criterion_crossing)
+    >>> round(spectral_criterion_crossing(0.5), 2)
+    1.12
+    """
+    target = success**2
+    low = spectral_threshold()
+    high = 2 * low
+    while spectral_overlap(high) < target:
+        high *= 2
+    return float(
+        brentq(lambda delta: spectral_overlap(delta) - target, low, high, xtol=1e-8)
+    )
 
 
 @dataclass(frozen=True)
@@ -324,6 +355,13 @@ def _verdicts(results, extrapolations, preset, n_repeats) -> tuple[str, ...]:
     3. *Order spectral < quadratic < GeLU* at the largest d, at each width.
     4. *The spectral method succeeds at much smaller delta*: its crossing at
        the largest d is below every first-layer GD crossing.
+    5. *The spectral method's overlap follows its d -> inf limit*
+       (:func:`~sklearn_pt.theory.spectral_overlap`): "reproduced" when the
+       mean squared overlap at the largest d is within 3 standard errors
+       plus :data:`SPECTRAL_SLACK` of the limit at every delta evaluated and
+       the limit's crossing of the same criterion
+       (:func:`spectral_criterion_crossing`) lies in the measured crossing's
+       bootstrap interval; "qualitatively" when one of the two holds.
     """
     lines = []
     largest = preset.dims[-1]
@@ -415,14 +453,65 @@ def _verdicts(results, extrapolations, preset, n_repeats) -> tuple[str, ...]:
             f"at d={largest}: spectral crossing {spectral.threshold:.2f} "
             f"[{spectral.interval[0]:.2f}, {spectral.interval[1]:.2f}] (overlap > "
             f"{SUCCESS_OVERLAP:g}) vs the smallest GD crossing {smallest_gd:.2f}",
-            "delta_alg = 1/2 (weak recovery, overlap > 0, d -> infinity)",
+            f"delta_alg = 1/2 (weak recovery, overlap > 0, d -> infinity); "
+            f"{spectral_criterion_crossing():.2f} for overlap > {SUCCESS_OVERLAP:g}",
         )
     )
+    lines.append(_spectral_verdict(spectral, largest))
     return tuple(lines)
 
 
+def _spectral_agreement(found) -> dict:
+    """Mean squared overlap of the spectral method per delta, its standard
+    error over seeds and the d -> inf limit at the same deltas."""
+    squared = np.asarray(found.overlaps, dtype=float) ** 2
+    mean = squared.mean(axis=1)
+    stderr = squared.std(axis=1, ddof=1) / math.sqrt(squared.shape[1])
+    limit = np.asarray(spectral_overlap(np.asarray(found.deltas, dtype=float)))
+    return {
+        "deltas": np.asarray(found.deltas, dtype=float),
+        "mean": mean,
+        "stderr": stderr,
+        "limit": limit,
+        "within": np.abs(mean - limit) <= 3 * stderr + SPECTRAL_SLACK,
+    }
+
+
+def _spectral_verdict(found, d) -> str:
+    agreement = _spectral_agreement(found)
+    theory_crossing = spectral_criterion_crossing()
+    low, high = found.interval
+    close = bool(agreement["within"].all())
+    bracketed = low <= theory_crossing <= high
+    verdict = (
+        "reproduced"
+        if close and bracketed
+        else "reproduced qualitatively"
+        if close or bracketed
+        else "not reproduced at this size"
+    )
+    gaps = np.abs(agreement["mean"] - agreement["limit"])
+    shown = ", ".join(
+        f"{m:.2f} vs {t:.2f} (delta={x:g})"
+        for x, m, t in zip(
+            agreement["deltas"], agreement["mean"], agreement["limit"], strict=True
+        )
+    )
+    return verdict_line(
+        "the spectral method's overlap follows its d -> inf limit",
+        verdict,
+        f"at d={d}, mean squared overlap vs limit: {shown}; largest gap "
+        f"{gaps.max():.3f} ({int(agreement['within'].sum())} of {gaps.size} "
+        f"deltas within 3 s.e. + {SPECTRAL_SLACK:g}); crossing of overlap > "
+        f"{SUCCESS_OVERLAP:g}: {found.threshold:.2f} [{low:.2f}, {high:.2f}]",
+        f"limit {theory_crossing:.2f} for the same criterion (Lu, Li 2020; "
+        "Mondelli, Montanari 2019: spectral_overlap), weak recovery above "
+        f"{spectral_threshold():.2f}",
+    )
+
+
 def _draw(results, extrapolations, preset):
-    figure, (left, middle) = new_figure(2)
+    figure, (left, middle, right) = new_figure(3)
     largest = preset.dims[-1]
     show_width = preset.widths[len(preset.widths) // 2]
     keys = [("quadratic", show_width), ("GeLU", show_width), ("spectral", 0)]
@@ -470,6 +559,14 @@ def _draw(results, extrapolations, preset):
             middle.plot(
                 grid, fit["c_inf"] + fit["slope"] * grid, "-", color=color, lw=0.8
             )
+    middle.plot(
+        [0.0],
+        [spectral_criterion_crossing()],
+        "*",
+        color="k",
+        ms=9,
+        label="spectral limit, same criterion",
+    )
     for method, value in PAPER_THRESHOLDS.items():
         middle.axhline(value, color="0.3", ls=":", lw=1)
         middle.annotate(
@@ -480,10 +577,42 @@ def _draw(results, extrapolations, preset):
         ylabel="crossing delta (success rate 1/2)",
         title="Finite-size scaling (bars: bootstrap over seeds)\n"
         "lines: fit c_inf + b d^-1/2, extrapolated to d -> inf",
-        xlim=(0.0, x_max * 1.1),
+        xlim=(-0.04 * x_max, x_max * 1.1),
     )
     middle.legend(fontsize=6, loc="upper right", ncol=2)
+    _draw_spectral(right, results, preset)
     return figure
+
+
+def _draw_spectral(axis, results, preset):
+    """The spectral method's mean squared overlap per d beside its limit."""
+    top = max(max(results["spectral", 0, d].deltas) for d in preset.dims)
+    grid = np.linspace(0.05, top, 200)
+    axis.plot(grid, spectral_overlap(grid), "k-", lw=1.2, label="d -> inf limit")
+    highest = float(spectral_overlap(top))
+    for k, d in enumerate(preset.dims):
+        agreement = _spectral_agreement(results["spectral", 0, d])
+        highest = max(highest, float(np.max(agreement["mean"] + agreement["stderr"])))
+        axis.errorbar(
+            agreement["deltas"],
+            agreement["mean"],
+            yerr=agreement["stderr"],
+            fmt="^",
+            color=f"C{k}",
+            capsize=2,
+            label=f"measured, d = {d}",
+        )
+    axis.axvline(spectral_threshold(), color="0.4", ls=":", lw=1)
+    axis.axhline(SUCCESS_OVERLAP**2, color="0.4", ls="--", lw=0.8)
+    axis.set(
+        xlabel="delta = n / d",
+        ylabel="squared overlap <theta_hat, theta*>^2",
+        title="Optimal spectral method vs its limit\n"
+        f"(dotted: weak recovery at {spectral_threshold():g}; dashed: the "
+        "success level)",
+        ylim=(-0.03, 1.1 * highest + 0.02),
+    )
+    axis.legend(fontsize=7, loc="upper left")
 
 
 def run_feature_learning(
@@ -542,7 +671,7 @@ def run_feature_learning(
     >>> result.columns[:4]
     ('method', 'width', 'd', 'max_iter')
     >>> len(result.verdicts)
-    4
+    5
     """
     clock = Stopwatch()
     preset = select_preset(FEATURE_LEARNING_PRESETS, scale)

@@ -26,6 +26,7 @@ from sklearn_pt.experiments._feature_learning import (
     FEATURE_LEARNING_PRESETS,
     crossing,
     extrapolate_crossing,
+    spectral_criterion_crossing,
     step_budget,
 )
 from sklearn_pt.experiments._partial import (
@@ -234,7 +235,11 @@ def test_feature_learning_successes_and_crossings_agree_with_the_table():
                 )
                 assert all(np.isfinite(r["test_loss_ratio"]) for r in mine)
         assert method in result.summary
-    assert len(result.verdicts) == 4
+    assert len(result.verdicts) == 5
+    # The spectral line compares with the limit's crossing of the same criterion.
+    limit = spectral_criterion_crossing()
+    assert 0.5 < limit < 2.0
+    assert f"limit {limit:.2f} for the same criterion" in result.verdicts[-1]
     assert all(any(v in line.lower() for v in VERDICTS) for line in result.verdicts)
     assert "d -> infinity at fixed width m" in result.summary  # the conditions
 
