@@ -4,6 +4,9 @@
   edge (Marchenko--Pastur, fitted, or from a null reference), outliers and
   their alignment with target directions;
 - :func:`fitted_bulk_edge` -- the bulk edge and outlier count of a spectrum;
+- :func:`soft_edge_test` -- a sequential Tracy--Widom outlier test above a
+  fitted soft edge, with a known false-positive rate;
+- :func:`tracy_widom_quantile` -- quantiles of the ``TW1`` law;
 - :func:`null_weights` -- the weights of the same run on permuted targets;
 - :func:`hessian_spectrum` -- extreme eigenpairs of the empirical-risk
   Hessian by Hessian-vector products and Lanczos;
@@ -13,13 +16,23 @@
 """
 
 from ._hessian import HessianMonitor, eigenvector_overlap, hessian_spectrum
-from ._weights import WeightSpectrum, fitted_bulk_edge, null_weights
+from ._weights import (
+    SoftEdge,
+    WeightSpectrum,
+    fitted_bulk_edge,
+    null_weights,
+    soft_edge_test,
+    tracy_widom_quantile,
+)
 
 __all__ = [
     "HessianMonitor",
+    "SoftEdge",
     "WeightSpectrum",
     "eigenvector_overlap",
     "fitted_bulk_edge",
     "hessian_spectrum",
     "null_weights",
+    "soft_edge_test",
+    "tracy_widom_quantile",
 ]
