@@ -15,7 +15,9 @@ Partially trainable networks (He, Lao, Lu, Zhang, 2026):
 Two gradient steps (Moniri, Hassani, 2026):
 
 - :func:`spike_count` -- outliers added to the weight spectrum by the second
-  step.
+  step;
+- :func:`order_strength` -- the size ``N ** (alpha2 - k (1/2 - alpha1))`` of
+  the second step's order-``k`` term at a finite width.
 
 Spectral method for phase retrieval (Lu, Li, 2020; Mondelli, Montanari, 2019):
 
@@ -34,7 +36,7 @@ from ._partial import (
     proportion_for_reduction,
 )
 from ._phase_retrieval import spectral_overlap, spectral_threshold
-from ._two_step import spike_count
+from ._two_step import order_strength, spike_count
 
 __all__ = [
     "approximation_bound",
@@ -43,6 +45,7 @@ __all__ = [
     "bound_shape",
     "fit_mismatch_ratio",
     "kappa_p",
+    "order_strength",
     "proportion_for_reduction",
     "spectral_overlap",
     "spectral_threshold",

@@ -12,7 +12,7 @@ from numbers import Integral
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["spike_count"]
+__all__ = ["order_strength", "spike_count"]
 
 _FLOOR_TOLERANCE = 1e-9
 """Ratios within this of an integer count as that integer (``0.3 / 0.15``)."""
@@ -144,3 +144,56 @@ def spike_count(
     if total:
         count = count + 1
     return int(count) if count.ndim == 0 else count
+
+
+def order_strength(
+    n_neurons: ArrayLike, alpha1: ArrayLike, alpha2: ArrayLike, order: ArrayLike
+) -> float | NDArray[np.float64]:
+    """Size of the order-``k`` term of the second step at width ``N``.
+
+    ``N ** (alpha2 - k (1/2 - alpha1))``: the heuristic of :func:`spike_count`
+    (the order-``k`` term of the expansion of ``sigma'(W_1 x)`` in the first
+    step's pre-activation move ``N ** (alpha1 - 1/2)``, times the second step
+    size ``N ** alpha2``). ``spike_count`` counts the orders whose exponent is
+    nonnegative; at a finite ``N`` an order with a slightly negative exponent
+    still has a strength near one and may well give an outlier (a
+    finite-size crossover), and an order with a small positive exponent may
+    not yet separate from the bulk.
+
+    Parameters
+    ----------
+    n_neurons : float or array-like
+        The width ``N`` (positive).
+    alpha1, alpha2 : float or array-like
+        Step-size exponents, in ``[0, 1/2)``.
+    order : int or array-like
+        The order ``k >= 1`` of the term.
+
+    Returns
+    -------
+    strength : float or ndarray
+        Broadcast over the arguments; a float for scalars.
+
+    References
+    ----------
+    .. [1] Moniri, Hassani (2026), "Feature Learning in Linear-Width Two-Layer
+       Networks: Two vs. One Step of Gradient Descent".
+
+    Examples
+    --------
+    >>> from sklearn_pt.theory import order_strength
+    >>> round(order_strength(500, 0.25, 0.2, 1), 2)  # Lambda = 0, yet near 1
+    0.73
+    >>> order_strength([250, 2000], 0.25, 0.25, 1).tolist()  # on the line
+    [1.0, 1.0]
+    """
+    a1 = _check_exponent(alpha1, "alpha1")
+    a2 = _check_exponent(alpha2, "alpha2")
+    n = np.asarray(n_neurons, dtype=np.float64)
+    k = np.asarray(order, dtype=np.float64)
+    if np.any(~np.isfinite(n) | (n <= 0)):
+        raise ValueError(f"n_neurons must be positive; got {n_neurons!r}.")
+    if np.any((k < 1) | (k != np.floor(k))):
+        raise ValueError(f"order must be an integer >= 1; got {order!r}.")
+    strength = n ** (a2 - k * (0.5 - a1))
+    return float(strength) if strength.ndim == 0 else strength

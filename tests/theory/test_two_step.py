@@ -116,3 +116,30 @@ def test_broadcasts_and_returns_python_int_for_scalars():
 def test_argument_errors_say_what_was_expected(kwargs, match):
     with pytest.raises(ValueError, match=match):
         spike_count(**kwargs)
+
+
+def test_order_strength_is_the_heuristic_and_agrees_with_spike_count():
+    from sklearn_pt.theory import order_strength
+
+    # by hand: 500 ** (0.2 - 0.25) = exp(-0.05 ln 500)
+    assert order_strength(500, 0.25, 0.2, 1) == pytest.approx(
+        np.exp(-0.05 * np.log(500)), rel=1e-12
+    )
+    # spike_count counts the orders whose strength does not vanish with N
+    for a1 in (0.1, 0.25, 0.375):
+        for a2 in (0.05, 0.2, 0.35, 0.45):
+            growing = [
+                k
+                for k in range(1, 12)
+                if order_strength(4000, a1, a2, k)
+                >= order_strength(1000, a1, a2, k) * (1 - 1e-12)
+            ]
+            assert len(growing) == spike_count(a1, a2)
+    grid = order_strength(np.array([250, 2000])[:, None], 0.25, 0.3, [1, 2])
+    assert grid.shape == (2, 2) and grid[1, 0] > grid[0, 0] and grid[1, 1] < grid[0, 1]
+    with pytest.raises(ValueError, match="order"):
+        order_strength(500, 0.25, 0.2, 0)
+    with pytest.raises(ValueError, match="n_neurons"):
+        order_strength(-1, 0.25, 0.2, 1)
+    with pytest.raises(ValueError, match="alpha1"):
+        order_strength(500, 0.5, 0.2, 1)
