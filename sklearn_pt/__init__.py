@@ -24,8 +24,17 @@ model_selection
     displays.
 experiments
     Reproductions of the papers' figures (``sklearn-pt reproduce``).
+
+Settings
+--------
+:func:`config_context`, :func:`set_config` and :func:`get_config` (as in
+scikit-learn) hold ``torch_threads``: run the library's fits with, e.g., one
+torch thread on a busy or small machine, where torch's default of one thread
+per core is 10 to 100 times slower for these small networks.
 """
+
+from ._config import config_context, get_config, set_config
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["__version__"]
+__all__ = ["__version__", "config_context", "get_config", "set_config"]

@@ -9,6 +9,7 @@ import warnings
 
 import torch
 
+from ._config import torch_threads_applied
 from ._engine import make_generator, resolve_device, resolve_dtype
 from .exceptions import DeviceFallbackWarning
 
@@ -223,6 +224,9 @@ class TorchEstimatorMixin:
       :class:`~sklearn_pt.exceptions.DeviceFallbackWarning` says so.
     * Results are bitwise reproducible on the CPU; on other devices some torch
       kernels are not, hence the ``non_deterministic`` tag.
+    * ``fit``, ``predict`` and ``transform`` of every subclass run with the
+      torch threads set by :func:`sklearn_pt.config_context`
+      (``torch_threads``), restored when they return.
 
     Notes
     -----
@@ -244,6 +248,15 @@ class TorchEstimatorMixin:
     narrows, but does not close, the gap; the library does not set it,
     because it changes global state.
     """
+
+    _THREADED_METHODS = ("fit", "predict", "transform", "fit_transform")
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name in cls._THREADED_METHODS:
+            method = cls.__dict__.get(name)
+            if callable(method):
+                setattr(cls, name, torch_threads_applied(method))
 
     def _torch_context(self) -> tuple[torch.device, torch.dtype, torch.Generator]:
         """The ``device``, ``dtype`` and ``random_state`` parameters as torch

@@ -4,7 +4,8 @@ environment.
 ``sklearn-pt reproduce {partial,deep,two-step,feature-learning,all}`` writes,
 for each experiment, ``<name>.png`` (the figure), ``<name>.csv`` (the raw
 numbers) and ``<name>.md`` (the measured claim) into ``--out``;
-``sklearn-pt info`` prints versions, the device found and the thread counts.
+``sklearn-pt info`` prints versions, the device found and the thread counts;
+``sklearn-pt --version`` prints the library's version.
 ``python -m sklearn_pt`` is the same command.
 """
 
@@ -18,6 +19,8 @@ from collections.abc import Sequence
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
+
+from . import __version__
 
 __all__ = ["build_parser", "environment_info", "main"]
 
@@ -116,6 +119,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="sklearn-pt",
         description="Reproduce the phase transitions studied by sklearn_pt.",
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {__version__}",
+        help="print the version of sklearn_pt and exit",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.required = True

@@ -134,6 +134,31 @@ def test_missing_cuda_is_a_usage_error_that_says_the_fix(no_cuda, tmp_path, caps
     assert not any(tmp_path.iterdir())
 
 
+def test_version_prints_the_library_version_and_exits_0(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"sklearn-pt {sklearn_pt.__version__}\n"
+
+
+def test_version_without_importing_torch():
+    # the command line parses (and prints --version) before torch is loaded
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys\nfrom sklearn_pt._cli import main\n"
+            "code = main(['--version'])\n"
+            "print('torch' in sys.modules, code)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert completed.stdout.splitlines() == [
+        f"sklearn-pt {sklearn_pt.__version__}",
+        "False 0",
+    ]
+
+
 def test_python_dash_m_runs_the_same_command():
     completed = subprocess.run(
         [sys.executable, "-m", "sklearn_pt", "reproduce", "partial", "--scale", "x"],

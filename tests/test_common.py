@@ -64,8 +64,7 @@ ESTIMATORS = [
         dtype="float64",
     ),
     BiasedReLUFeatures(n_components=16, random_state=0),
-    # Two gradient steps, in float64: in float32 these pass the two batch
-    # invariance checks below at this size, so the float32 xfails would XPASS.
+    # Two gradient steps, in float64.
     TwoStepFeatureLearner(hidden_layer_sizes=16, random_state=0, dtype="float64"),
     TwoStepFeatureLearner(
         hidden_layer_sizes=(16,),
@@ -97,25 +96,17 @@ ESTIMATORS = [
     WeightSpectrum(edge="mp", margin=0.02),
 ]
 
-# These two checks compare predict on a subset (or a permutation) of X with
-# predict on all of X at rtol=1e-7. In float32 that is below the precision of
-# the arithmetic: BLAS picks different kernels (and summation orders) for
-# different numbers of rows, which changes results by ~1e-6 relative. The same
-# checks pass, and must pass, for the float64 estimators above; float32 batch
-# invariance is tested at float32 tolerance in
+# scikit-learn's check_methods_subset_invariance and
+# check_methods_sample_order_invariance compare predict on a subset (or a
+# permutation) of X with predict on all of X at rtol=1e-7, below float32's
+# precision if BLAS picked different kernels for different numbers of rows.
+# They used to be expected to fail for the float32 estimator; they pass (torch's
+# CPU products give each row the same result whatever the batch), so they run
+# as every other check. Should a BLAS break them, mark them strict xfail with
+# that reason; float32 batch invariance is also tested at float32 tolerance in
 # tests/neural_network/test_partial.py.
-FLOAT32_BATCH_INVARIANCE = {
-    "check_methods_subset_invariance": "float32 BLAS: not batch invariant",
-    "check_methods_sample_order_invariance": "float32 BLAS: not order invariant",
-}
 
 
-def expected_failed_checks(estimator):
-    if getattr(estimator, "dtype", "float64") == "float32":
-        return FLOAT32_BATCH_INVARIANCE
-    return {}
-
-
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks)
+@parametrize_with_checks(ESTIMATORS)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
