@@ -87,6 +87,7 @@ def errors(init_scale, selection):
         init_scale=init_scale,
         trainable_selection=selection,
         readout="ridge",
+        normalize_y=False,  # the raw (order-one) targets the theory measures
         alpha=1e-3,
         learning_rate_init=1e-2,
         max_iter=max_iter,

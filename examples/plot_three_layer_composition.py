@@ -76,6 +76,7 @@ def network(proportions, seed):
         learning_rate_init=1e-2,
         max_iter=200,
         alpha=0.0,
+        normalize_y=False,  # the raw (order-one) targets the study measures
         random_state=seed,
     )
 

@@ -435,6 +435,7 @@ def random_features_lbfgs(**params):
         trainable_proportion=0.0,
         solver="lbfgs",
         dtype="float64",
+        normalize_y=False,  # the objective on the raw targets, as below
         random_state=0,
         **params,
     )

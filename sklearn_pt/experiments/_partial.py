@@ -414,11 +414,14 @@ def _stacked_errors(estimators, preset, seed: int) -> np.ndarray:
 
 
 def preset_regressor(preset, device: str, **params) -> PartiallyTrainableRegressor:
-    """The swept estimator: the preset's training budget, no L2 penalty."""
+    """The swept estimator: the preset's training budget, no L2 penalty, on
+    the raw targets (``normalize_y=False``, the experiment's measure since
+    before that option existed)."""
     return PartiallyTrainableRegressor(
         learning_rate_init=preset.learning_rate_init,
         max_iter=preset.max_iter,
         alpha=0.0,
+        normalize_y=False,
         device=device,
         **params,
     )
@@ -436,6 +439,7 @@ def theory_design_regressor(
         init_scale=init_scale,
         trainable_selection=selection,
         readout="ridge",
+        normalize_y=False,  # raw targets, as the experiment always measured
         learning_rate_init=preset.learning_rate_init,
         alpha=preset.alpha,
         max_iter=preset.max_iter,
