@@ -335,6 +335,7 @@ def test_second_step_adds_one_label_memorisation_outlier_when_count_is_one(expon
 
 @pytest.mark.xfail(
     strict=True,
+    raises=AssertionError,
     reason=(
         "Disagreement with the theory at testable sizes, reported: with gelu, "
         "c = (2, 2) and a tanh target, the second step adds 1 outlier where "
@@ -351,37 +352,9 @@ def test_second_step_adds_spike_count_outliers_for_larger_counts(exponents):
     assert two.spectrum_.n_outliers_ - first.n_outliers_ == spike_count(*exponents)
 
 
-def test_reused_batch_aligns_with_he3_direction_more_than_fresh():
-    """He_3 target, spike_count(0.375, 0.45) = 3: the top 3 right singular
-    vectors of W_2 align with theta more for a reused batch than for a fresh one.
-
-    Measured at N = n = 600, d = 150, seeds 0-7: mean max |cos| 0.39 (reuse)
-    vs 0.28 (fresh), reuse ahead for 7 of 8 seeds; 1/sqrt(d) = 0.08.
-    """
-    assert spike_count(0.375, 0.45) >= 2
-    gains = []
-    for seed in range(8):
-        X, y, theta = make_single_index(
-            600, 150, link="he3", random_state=seed, return_directions=True
-        )
-        cosines = {
-            batch: TwoStepFeatures(
-                hidden_layer_sizes=600,
-                step_size_exponents=(0.375, 0.45),
-                step_size_constants=C,
-                batch=batch,
-                random_state=seed,
-                dtype="float64",
-            )
-            .fit(X, y)
-            .spectrum_.alignment(theta, n_vectors=3)
-            .max()
-            for batch in ("reuse", "fresh")
-        }
-        gains.append(cosines["reuse"] - cosines["fresh"])
-    gains = np.array(gains)
-    assert gains.mean() > 0.05
-    assert np.sum(gains > 0) >= 6
+# The reuse-vs-fresh He_3 claim is asserted over 40 seeds, on the outliers step 2
+# adds, in tests/experiments/test_two_step.py (seeds 0-7 alone were a favourable
+# window for the top-3 measure used here before).
 
 
 def relative_test_error(link, n_steps, seed, *, ridge_alpha=10.0):
