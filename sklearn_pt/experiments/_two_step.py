@@ -193,13 +193,18 @@ def added_outliers(
         device=device,
         dtype="float64",
     ).fit(X, y)
-    counts = [
-        WeightSpectrum(edge=edge, level=level, device=device)
-        .fit(features.first_layer_weights_[step])
-        .n_outliers_
+    first, second = _spectra_of_steps(features, edge=edge, level=level, device=device)
+    return int(second.n_outliers_ - first.n_outliers_)
+
+
+def _spectra_of_steps(features, *, edge, level, device):
+    """The weight spectra of ``W_1`` and ``W_2`` of fitted two-step features."""
+    return tuple(
+        WeightSpectrum.from_estimator(
+            features, step=step, edge=edge, level=level, device=device
+        )
         for step in (1, 2)
-    ]
-    return int(counts[1] - counts[0])
+    )
 
 
 def added_subspace(V1, V2) -> np.ndarray:
@@ -294,11 +299,8 @@ def he3_alignment(
         device=device,
         dtype="float64",
     ).fit(X, y)
-    first, second = (
-        WeightSpectrum(edge="tracy-widom", level=level, device=device).fit(
-            features.first_layer_weights_[step]
-        )
-        for step in (1, 2)
+    first, second = _spectra_of_steps(
+        features, edge="tracy-widom", level=level, device=device
     )
     n_added = int(second.n_outliers_ - first.n_outliers_)
     if on == "top3":
@@ -745,7 +747,6 @@ def run_two_step(
         ("readout_test_mse", step, a1, a2, "reuse", N, N, 0, mse, nan, "")
         for step, mse in enumerate(test_mse)
     ]
-    classes = dict.fromkeys(COUNT_CLASSES[1:], 0)
     by_width = []
     for width, counts_w in zip(widths, counts, strict=True):
         tally = dict.fromkeys(COUNT_CLASSES, 0)
@@ -770,8 +771,7 @@ def run_two_step(
                         )
                     )
         by_width.append(tally)
-        for key in classes:
-            classes[key] += tally[key] if width == widths[-1] else 0
+    classes = {key: by_width[-1][key] for key in COUNT_CLASSES[1:]}
     b1, b2 = preset.align_exponents
     rows += [
         (

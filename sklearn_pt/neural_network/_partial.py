@@ -120,13 +120,15 @@ class _StandardisedTarget(np.ndarray):
         self.scale = getattr(obj, "scale", None)
 
 
-def standardise_target(y: np.ndarray) -> _StandardisedTarget:
+def _standardise_training_target(y: np.ndarray) -> _StandardisedTarget:
     """``(y - mean) / std`` per output column, as a :class:`_StandardisedTarget`
     holding mean and std.
 
     A column without spread (one sample, or a constant target) is left as it
     is: centring it would ask the network to output exactly zero, where any
-    step away from its small initial output reads as a rising loss.
+    step away from its small initial output reads as a rising loss. (The
+    two-step learner's ``standardise_targets`` does centre a constant ``y``:
+    its gradient steps use the centred labels and carry no map back.)
     """
     if not np.issubdtype(y.dtype, np.floating):
         y = y.astype(np.float64)
@@ -147,10 +149,10 @@ def _fold_target_map(module, offset, scale) -> None:
     scaling the readout (exact up to rounding)."""
     readout = module.readout
     with torch.no_grad():
-        scale_t = torch.as_tensor(scale, dtype=readout.weight.dtype)
-        offset_t = torch.as_tensor(offset, dtype=readout.bias.dtype)
-        scale_t = scale_t.to(readout.weight.device)
-        offset_t = offset_t.to(readout.bias.device)
+        scale_t, offset_t = (
+            torch.as_tensor(v, dtype=readout.bias.dtype, device=readout.bias.device)
+            for v in (scale, offset)
+        )
         readout.weight.mul_(scale_t[:, None])
         readout.bias.mul_(scale_t).add_(offset_t)
 
@@ -514,7 +516,7 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
             y_numeric=True,
             dtype=[np.float64, np.float32],
         )
-        return X, standardise_target(y) if self.normalize_y else y
+        return X, _standardise_training_target(y) if self.normalize_y else y
 
     def _build_module(self, X_t, n_outputs, generator) -> PartiallyTrainableMLP:
         """The initial network for inputs ``X_t`` (already preprocessed, on the
