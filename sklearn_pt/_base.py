@@ -7,6 +7,7 @@ import copy
 import functools
 import warnings
 
+import numpy as np
 import torch
 
 from ._config import torch_threads_applied
@@ -171,7 +172,8 @@ def validate_input(validate, *args, name: str = "X", **kwargs):
     ------
     ValueError or TypeError
         The validator's error, with the fix appended when one is known; the
-        original exception is chained as ``__cause__``.
+        original exception is chained as ``__cause__``. With
+        ``y_numeric=True``, a ValueError when ``y`` is not numeric (strings).
 
     Examples
     --------
@@ -186,12 +188,30 @@ def validate_input(validate, *args, name: str = "X", **kwargs):
 (n_samples, n_features): flatten the extra axes first, e.g. X.reshape(len(X), -1).
     """
     try:
-        return validate(*args, **kwargs)
+        validated = validate(*args, **kwargs)
     except (ValueError, TypeError) as exc:
         fix = _input_fix(str(exc), name)
         if fix is None or type(exc) not in (ValueError, TypeError):
             raise
         raise type(exc)(f"{exc} {fix}") from exc
+    if kwargs.get("y_numeric"):
+        _check_numeric_target(validated[1])
+    return validated
+
+
+def _check_numeric_target(y) -> None:
+    """Raise a ValueError naming the fix when a regressor's ``y`` is not numeric.
+
+    scikit-learn's ``y_numeric=True`` converts an object ``y`` to float but
+    passes string arrays through, which then fail deep inside torch.
+    """
+    dtype = np.asarray(y).dtype
+    if dtype.kind not in "biuf":
+        raise ValueError(
+            f"y must be numeric; got an array of dtype {dtype}. "
+            "Convert it first, e.g. np.asarray(y, dtype=float); categorical "
+            "targets need a classifier."
+        )
 
 
 def _cpu_copy(module: torch.nn.Module) -> torch.nn.Module:

@@ -81,6 +81,13 @@ def initial_loss(module, X, y, loss=None) -> float:
         return float((loss or half_squared_error)(module(X[rows]), y[rows]))
 
 
+def _first_rows_and_outputs(module, X) -> tuple[torch.Tensor, torch.Tensor]:
+    """The rows :func:`initial_loss` uses and the module's outputs on them."""
+    rows = X[:INITIAL_LOSS_ROWS]
+    with torch.no_grad():
+        return rows, module(rows)
+
+
 @dataclass
 class StoppingRule:
     """The per-iteration checks of :func:`train_module`, for one model.
@@ -131,6 +138,25 @@ class StoppingRule:
     def rose(self, final_loss: float) -> bool:
         """Whether training ended ten times above the initial loss."""
         return final_loss > _FINAL_RISE_FACTOR * self.initial_loss
+
+    def collapsed(
+        self, final_loss: float, inputs: torch.Tensor, outputs: torch.Tensor
+    ) -> bool:
+        """Whether training ended above the initial loss with outputs that no
+        longer depend on the inputs (e.g. every hidden unit inactive).
+
+        Gradient descent cannot leave such a state: its gradient is zero.
+        ``inputs`` and ``outputs`` are the first rows of the training data and
+        the model's outputs on them; identical rows prove nothing.
+        """
+        if not final_loss > self.initial_loss or inputs.shape[0] < 2:
+            return False
+        if torch.equal(inputs, inputs[:1].expand_as(inputs)):
+            return False
+        spread = outputs.amax(dim=0) - outputs.amin(dim=0)
+        scale = outputs.abs().amax(dim=0) + 1.0
+        tiny = 16 * torch.finfo(outputs.dtype).eps
+        return bool(torch.all(spread <= tiny * scale))
 
 
 class DeviceString(StrOptions):
@@ -445,7 +471,9 @@ def train_module(
         )
         criterion = rule
 
-    def diverged(message_loss: float, iteration: int) -> DivergenceError:
+    def diverged(
+        message_loss: float, iteration: int, collapsed: bool = False
+    ) -> DivergenceError:
         return DivergenceError(
             divergence_message(
                 message_loss,
@@ -454,6 +482,7 @@ def train_module(
                 solver,
                 learning_rate_name,
                 learning_rate_init,
+                collapsed=collapsed,
             )
         )
 
@@ -478,6 +507,8 @@ def train_module(
             break
     if rule.rose(result.loss_curve[-1]):
         raise diverged(result.loss_curve[-1], result.n_iter)
+    if rule.collapsed(result.loss_curve[-1], *_first_rows_and_outputs(module, X)):
+        raise diverged(result.loss_curve[-1], result.n_iter, collapsed=True)
     if early_stopping and not result.converged:
         warnings.warn(
             f"solver={solver!r} reached max_iter={max_iter} iterations before "
@@ -488,9 +519,13 @@ def train_module(
     return result
 
 
-def divergence_message(loss, initial_loss, iteration, solver, name, value) -> str:
+def divergence_message(
+    loss, initial_loss, iteration, solver, name, value, *, collapsed=False
+) -> str:
     """The message of a :class:`~sklearn_pt.exceptions.DivergenceError`: what
-    happened, with which setting, and the fix."""
+    happened, with which setting, and the fix (``collapsed``: the run ended
+    above its initial loss with outputs that no longer depend on ``X``, see
+    :meth:`StoppingRule.collapsed`)."""
     if solver == "lbfgs":
         fix = (
             "L-BFGS does not use a learning rate: standardise X and y, increase "
@@ -503,10 +538,17 @@ def divergence_message(loss, initial_loss, iteration, solver, name, value) -> st
         if math.isfinite(initial_loss)
         else ""
     )
+    what = (
+        "Training collapsed: the predictions no longer depend on X (every hidden "
+        "unit inactive on the training data, where the gradient vanishes) and "
+        "the loss rose"
+        if collapsed
+        else "Training diverged: the loss went"
+    )
     return (
-        f"Training diverged: the loss went {start}to {loss:.4g} at iteration "
-        f"{iteration} with solver={solver!r} and {name}={value:g}. {fix}. The "
-        "estimator keeps the state it had before fit."
+        f"{what} {start}to {loss:.4g} at iteration {iteration} with "
+        f"solver={solver!r} and {name}={value:g}. {fix}. The estimator keeps "
+        "the state it had before fit."
     )
 
 

@@ -34,6 +34,7 @@ from sklearn_pt.neural_network import (
     PartiallyTrainableRegressor,
     TwoStepFeatureLearner,
 )
+from sklearn_pt.neural_network._first_layer_stacked import fit_stacked
 from sklearn_pt.spectral import WeightSpectrum
 from tests.test_common import ESTIMATORS as COMMON_ESTIMATORS
 
@@ -167,6 +168,10 @@ BAD_Y = {
     "inf": (
         lambda y: np.where(np.arange(len(y)) == 4, np.inf, y),
         r"Input y contains infinity.*np\.isfinite",
+    ),
+    "strings": (
+        lambda y: y.astype(str),
+        r"y must be numeric; got an array of dtype <U.*np\.asarray\(y, dtype=float\)",
     ),
 }
 
@@ -390,6 +395,40 @@ def test_too_large_learning_rate_raises_divergence(activation):
         reg.predict(X)
 
 
+@pytest.mark.parametrize("stacked", [False, True])
+def test_a_collapse_to_dead_units_raises_divergence(stacked):
+    # One ReLU unit on x = (1, t), y = 1 (random_state=3 starts it active):
+    # a large step overshoots, the next sends w.x below zero on every row,
+    # and there GD stays (zero gradient) with a constant prediction and the
+    # loss 0.5 = mean(y^2) / 2, above the initial loss yet neither a blow-up
+    # nor a ten-fold rise.
+    X = np.column_stack([np.ones(20), np.linspace(0.5, 1.5, 20)])
+    y = np.ones(20)
+    reg = FirstLayerGDRegressor(
+        width=1, activation="relu", learning_rate=10, max_iter=5, random_state=3
+    )
+    match = (
+        r"(?s)Training collapsed: the predictions no longer depend on X.*"
+        r"loss rose from [\d.]+ at initialisation to 0\.5 .*Lower learning_rate"
+    )
+    healthy = clone(reg).set_params(learning_rate=0.1).fit(X, y)
+    before = healthy.predict(X)
+    assert np.ptp(before) > 0.01
+    assert healthy.history_["train_loss"][-1] < healthy.history_["train_loss"][0]
+    if stacked:
+        (outcome,) = fit_stacked([reg], [(X, y)])
+        assert isinstance(outcome, DivergenceError)
+        assert re.search(match, str(outcome))
+        return
+    with pytest.raises(DivergenceError, match=match):
+        reg.fit(X, y)
+    with pytest.raises(NotFittedError):
+        reg.predict(X)
+    with pytest.raises(DivergenceError, match=match):
+        healthy.set_params(learning_rate=10).fit(X, y)
+    assert healthy.predict(X).tobytes() == before.tobytes()
+
+
 def test_bounded_activation_cannot_diverge_and_stays_finite():
     # tanh saturates: the loss is bounded whatever the step, so GD with a huge
     # step ends with finite (poor) weights and no error.
@@ -440,3 +479,21 @@ def test_correlation_loss_weights_grow_linearly_with_the_step_size():
         W0, W1 = features.first_layer_weights_
         moves.append(W1 - W0)
     np.testing.assert_allclose(moves[1], 1e6 * moves[0], rtol=1e-9)
+
+
+@pytest.mark.parametrize("estimator_class", [TwoStepFeatureLearner, TwoStepFeatures])
+@pytest.mark.parametrize("exponents", [(0.6, 0.7), (0.25, 0.5), (-0.1, 0.2)])
+def test_step_size_exponents_outside_the_theory_range_are_refused(
+    estimator_class, exponents
+):
+    X, y = make_data()
+    estimator = estimator_class(hidden_layer_sizes=8, random_state=0)
+    assert_fit_fails_cleanly(
+        estimator,
+        X,
+        y,
+        InvalidParameterError,
+        r"'step_size_exponents' parameter of \w+ must be a pair \(alpha1, alpha2\) "
+        r"in \[0, 1/2\).*raise step_size_constants",
+        bad_params={"step_size_exponents": exponents},
+    )

@@ -52,7 +52,9 @@ default="gelu"
     n_steps : {0, 1, 2}, default=2
         Number of gradient steps; 0 gives random features.
     step_size_exponents : tuple of two floats, default=(0.25, 0.375)
-        ``(alpha1, alpha2)``, with ``eta_i = c_i * N ** alpha_i``.
+        ``(alpha1, alpha2)``, with ``eta_i = c_i * N ** alpha_i``, each in
+        ``[0, 1/2)``, the range the theory covers (others raise
+        ``InvalidParameterError``).
     step_size_constants : tuple of two positive floats, default=(1.0, 1.0)
         ``(c1, c2)``.
     batch : {"reuse", "fresh"}, default="reuse"

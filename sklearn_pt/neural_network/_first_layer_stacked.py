@@ -133,10 +133,16 @@ def fit_stacked(
     outcomes: list = [None] * len(estimators)
     active = torch.ones(len(estimators), dtype=torch.bool, device=device)
 
-    def diverge(k, loss, iteration):
+    def diverge(k, loss, iteration, collapsed=False):
         outcomes[k] = DivergenceError(
             divergence_message(
-                loss, rules[k].initial_loss, iteration, "gd", "learning_rate", rate
+                loss,
+                rules[k].initial_loss,
+                iteration,
+                "gd",
+                "learning_rate",
+                rate,
+                collapsed=collapsed,
             )
         )
         active[k] = False
@@ -156,11 +162,17 @@ def fit_stacked(
                 with torch.no_grad():
                     W[k] = 0.0  # frozen; keeps non-finite values out of the batch
     with torch.no_grad():
-        final = (0.5 * ((outputs(W) - y_t) ** 2).mean(dim=1)).tolist()
+        predictions = outputs(W)
+        final = (0.5 * ((predictions - y_t) ** 2).mean(dim=1)).tolist()
+    rows = slice(0, INITIAL_LOSS_ROWS)
     fitted = []
     for k, estimator in enumerate(estimators):
         if outcomes[k] is None and rules[k].rose(curves[k][-1]):
             diverge(k, curves[k][-1], template.max_iter)
+        if outcomes[k] is None and rules[k].collapsed(
+            curves[k][-1], X_t[k, rows], predictions[k, rows]
+        ):
+            diverge(k, curves[k][-1], template.max_iter, collapsed=True)
         if outcomes[k] is not None:
             fitted.append(outcomes[k])
             continue

@@ -16,7 +16,13 @@ from sklearn.utils.validation import check_is_fitted
 from torch import nn
 
 from .._base import TorchEstimatorMixin, keep_state_on_error, validate_input
-from .._compat import Interval, StrOptions, _fit_context, validate_data
+from .._compat import (
+    Interval,
+    InvalidParameterError,
+    StrOptions,
+    _fit_context,
+    validate_data,
+)
 from .._engine import (
     TRAINING_PARAMETER_CONSTRAINTS,
     as_tensor,
@@ -303,7 +309,8 @@ default="gelu"
     n_steps : {0, 1, 2}, default=2
         Number of gradient steps; 0 is a random-features model.
     step_size_exponents : tuple of two floats, default=(0.25, 0.375)
-        ``(alpha1, alpha2)``. The theory covers ``[0, 1/2)``.
+        ``(alpha1, alpha2)``, each in ``[0, 1/2)``, the range the theory
+        covers (others raise ``InvalidParameterError``).
     step_size_constants : tuple of two positive floats, default=(1.0, 1.0)
         ``(c1, c2)``.
     batch : {"reuse", "fresh"}, default="reuse"
@@ -597,6 +604,14 @@ def _check_step_params(estimator) -> tuple[int, tuple[float, float]]:
     exponents = check_pair(
         estimator.step_size_exponents, "step_size_exponents", positive=False
     )
+    if not all(0 <= alpha < 0.5 for alpha in exponents):
+        raise InvalidParameterError(
+            f"The 'step_size_exponents' parameter of {type(estimator).__name__} "
+            "must be a pair (alpha1, alpha2) in [0, 1/2), the range the theory "
+            "covers (eta_i = c_i * N ** alpha_i); got "
+            f"{estimator.step_size_exponents!r}. For larger steps at a fixed "
+            "width, raise step_size_constants instead."
+        )
     constants = check_pair(
         estimator.step_size_constants, "step_size_constants", positive=True
     )
