@@ -13,7 +13,7 @@ from ..datasets import make_single_index
 from ..feature_extraction import TwoStepFeatures
 from ..neural_network import TwoStepFeatureLearner
 from ..spectral import WeightSpectrum
-from ..theory import order_strength, spike_count
+from ..theory import cross_covariance_overlap, order_strength, spike_count
 from ._common import (
     ExperimentResult,
     Stopwatch,
@@ -279,12 +279,18 @@ def he3_alignment(
     alignment : float in [0, 1]
     n_added : int
         Outliers of ``W_2`` minus those of ``W_1``.
+    update_energy : float
+        ``d |U theta|^2 / ||U||_F^2`` for the second step's update
+        ``U = W_2 - W_1``: its energy along ``theta`` relative to that along
+        a random direction (1), free of outlier detection. A fresh batch's
+        step reaches about ``kappa = 7`` by chance on ``He_3`` (the tilt of
+        ``X^T y / n``, :func:`~sklearn_pt.theory.cross_covariance_overlap`).
 
     Examples
     --------
     >>> from sklearn_pt.experiments._two_step import he3_alignment
-    >>> value, n_added = he3_alignment(40, 20, (0.375, 0.45), "reuse", seed=0)
-    >>> 0 <= value <= 1
+    >>> value, n_added, energy = he3_alignment(40, 20, (0.375, 0.45), "reuse", 0)
+    >>> 0 <= value <= 1 and energy > 0
     True
     """
     X, y, theta = make_single_index(
@@ -303,11 +309,14 @@ def he3_alignment(
         features, edge="tracy-widom", level=level, device=device
     )
     n_added = int(second.n_outliers_ - first.n_outliers_)
-    if on == "top3":
-        return float(second.alignment(theta, n_vectors=3).max()), n_added
-    basis = added_subspace(first.outlier_vectors_, second.outlier_vectors_)
     unit = np.ravel(theta) / np.linalg.norm(theta)
-    return float(np.linalg.norm(basis @ unit)), n_added
+    _, W1, W2 = features.first_layer_weights_
+    update = W2 - W1
+    energy = float(n_features * np.sum((update @ unit) ** 2) / np.sum(update**2))
+    if on == "top3":
+        return float(second.alignment(theta, n_vectors=3).max()), n_added, energy
+    basis = added_subspace(first.outlier_vectors_, second.outlier_vectors_)
+    return float(np.linalg.norm(basis @ unit)), n_added, energy
 
 
 def classify_count(measured: int, alpha1: float, alpha2: float, width: int) -> str:
@@ -500,7 +509,8 @@ def _draw(preset, spectra, test_mse, test_variance, agreement, counts, aligned):
         mean = values.mean(axis=1)
         sd = values.std(axis=1)
         ax.errorbar(dims, mean, yerr=sd, fmt="o-", color=f"C{k}", label=batch)
-    ax.plot(dims, 1 / np.sqrt(dims), color="0.4", ls="--", label="1/sqrt(d)")
+    chance = [cross_covariance_overlap(preset.align_ratio * d, d, "he3") for d in dims]
+    ax.plot(dims, chance, color="0.4", ls="--", label="tilt of X^T y / n (chance)")
     ax.set_xscale("log")
     b1, b2 = preset.align_exponents
     ax.set(
@@ -541,7 +551,7 @@ def _agreement(preset, counts, predicted):
     return out
 
 
-def _verdicts(preset, agreement, classes, test_mse, aligned, exponents):
+def _verdicts(preset, agreement, classes, test_mse, aligned, exponents, energies):
     """One line per claim of Moniri and Hassani.
 
     1. *Step 2 adds Lambda outliers*: "reproduced" when every run at the
@@ -591,13 +601,21 @@ def _verdicts(preset, agreement, classes, test_mse, aligned, exponents):
         f"d={d}: {r:.3f} vs {f:.3f}"
         for d, r, f in zip(preset.align_dims, reuse, fresh, strict=True)
     )
+    reuse_energy, fresh_energy = energies["reuse"], energies["fresh"]
+    wins = int(np.sum(reuse_energy[-1] > fresh_energy[-1]))
     lines.append(
         verdict_line(
             "a reused batch aligns the added outliers with an He_3 direction, "
             "a fresh one does not",
             verdict,
             f"reuse vs fresh {values}; exponents d^b: reuse {sr:.2f} "
-            f"[{lr:.2f}, {hr:.2f}], fresh {sf:.2f} [{lf:.2f}, {hf:.2f}]",
+            f"[{lr:.2f}, {hr:.2f}], fresh {sf:.2f} [{lf:.2f}, {hf:.2f}]; "
+            f"step 2's update energy along theta (random direction 1, fresh "
+            f"noise about 7): reuse {reuse_energy[0].mean():.1f} -> "
+            f"{reuse_energy[-1].mean():.1f}, fresh {fresh_energy[0].mean():.1f} "
+            f"-> {fresh_energy[-1].mean():.1f} from d={preset.align_dims[0]} to "
+            f"{preset.align_dims[-1]} (reuse > fresh in {wins} of "
+            f"{reuse_energy.shape[1]} paired seeds there)",
             "reuse Theta(1) (b = 0) when Lambda >= 2, fresh -> 0 (chance, b = -1/2)",
         )
     )
@@ -726,7 +744,9 @@ def run_two_step(
         len(batches), len(dims), len(align_seeds)
     )
     n_added = np.array([r[1] for r in results]).reshape(values.shape)
+    energy = np.array([r[2] for r in results]).reshape(values.shape)
     aligned = dict(zip(batches, values, strict=True))
+    energies = dict(zip(batches, energy, strict=True))
     exponents = {
         batch: fit_exponent(dims, v, n_boot=preset.n_boot)
         for batch, v in aligned.items()
@@ -793,6 +813,24 @@ def run_two_step(
             align_seeds, values[k, i], n_added[k, i], strict=True
         )
     ]
+    rows += [
+        (
+            "he3_update_energy",
+            2,
+            b1,
+            b2,
+            batch,
+            preset.align_ratio * d,
+            d,
+            seed,
+            float(value),
+            nan,
+            "",
+        )
+        for k, batch in enumerate(batches)
+        for i, d in enumerate(dims)
+        for seed, value in zip(align_seeds, energy[k, i], strict=True)
+    ]
 
     agreement = _agreement(preset, counts, predicted)
     measured_steps = "/".join(str(s.n_outliers_) for s in spectra)
@@ -815,7 +853,11 @@ def run_two_step(
         f"{aligned['reuse'][i].mean():.3f} ± {aligned['reuse'][i].std():.3f} | "
         f"{aligned['fresh'][i].mean():.3f} ± {aligned['fresh'][i].std():.3f} | "
         f"{n_added[0, i].mean():.2f} / {n_added[1, i].mean():.2f} | "
-        f"{1 / np.sqrt(d):.3f} |"
+        f"{cross_covariance_overlap(preset.align_ratio * d // 2, d, 'he3'):.3f} | "
+        f"{energies['reuse'][i].mean():.1f} ± {energies['reuse'][i].std():.1f} | "
+        f"{energies['fresh'][i].mean():.1f} ± {energies['fresh'][i].std():.1f} | "
+        f"{int(np.sum(energies['reuse'][i] > energies['fresh'][i]))} of "
+        f"{len(align_seeds)} |"
         for i, d in enumerate(dims)
     )
     (sr, (lr, hr)), (sf, (lf, hf)) = exponents["reuse"], exponents["fresh"]
@@ -844,10 +886,27 @@ def run_two_step(
         f"directions step 2 adds, 0 when none; (alpha1, alpha2) = ({b1:g}, "
         f"{b2:g}), spike_count {spike_count(b1, b2)}; mean ± sd over "
         f"{plural(len(align_seeds), 'seed')}):\n\n"
-        "| d | N = n | reuse | fresh | added (reuse / fresh) | 1/sqrt(d) |\n"
-        "|---|---|---|---|---|---|\n" + align_table + "\n\n"
+        "| d | N = n | reuse | fresh | added (reuse / fresh) | chance: tilt of "
+        "X^T y / n | energy along theta, reuse | fresh | reuse > fresh |\n"
+        "|---|---|---|---|---|---|---|---|---|\n" + align_table + "\n\n"
         f"Fitted d^b (log-log, 95% bootstrap over seeds): reuse b = {sr:.2f} "
-        f"[{lr:.2f}, {hr:.2f}], fresh b = {sf:.2f} [{lf:.2f}, {hf:.2f}]."
+        f"[{lr:.2f}, {hr:.2f}], fresh b = {sf:.2f} [{lf:.2f}, {hf:.2f}].\n\n"
+        "*Why both decay.* A plain gradient step contains the rank-one term "
+        "X^T y / n; on an He_3 target it carries no signal, yet it is tilted "
+        "towards theta because the noise is heteroscedastic (E[y^2 z^2] = 7 "
+        "for the standardised He_3): |cos| = sqrt(7 / (d + 6)) "
+        "(cross_covariance_overlap), the chance column, the level a fresh "
+        "step reaches and which decays like d^-1/2. The energy columns are "
+        "free of outlier detection: d |U theta|^2 / ||U||_F^2 for the second "
+        "step's update U = W_2 - W_1 (1 for a random direction, about 7 for "
+        "the tilted noise). Where the reused batch's energy along theta "
+        "grows with d while the fresh one stays near 7, step 2 does pick up "
+        "theta through the first step's memorisation term, but not as a "
+        "separate outlier at these sizes: its strength "
+        f"N^(alpha2 - 2 (1/2 - alpha1)) = N^{b2 - 2 * (0.5 - b1):.3g} grows "
+        f"only from {order_strength(preset.align_ratio * dims[0], b1, b2, 2):.2f} "
+        f"to {order_strength(preset.align_ratio * dims[-1], b1, b2, 2):.2f} over "
+        "this range of N."
     )
     metrics = {
         "count_match_rate": float(np.mean(counts[-1] == predicted[:, :, None])),
@@ -859,6 +918,11 @@ def run_two_step(
         "alignment_fresh": float(aligned["fresh"].mean()),
         "alignment_exponent_reuse": sr,
         "alignment_exponent_fresh": sf,
+        **{
+            f"update_energy_{batch}_d{d}": float(v[i].mean())
+            for batch, v in energies.items()
+            for i, d in enumerate(dims)
+        },
         **{
             f"alignment_{batch}_d{d}": float(v[i].mean())
             for batch, v in aligned.items()
@@ -890,5 +954,7 @@ def run_two_step(
         },
         seconds=clock.seconds(),
         reference=REFERENCE,
-        verdicts=_verdicts(preset, agreement, classes, test_mse, aligned, exponents),
+        verdicts=_verdicts(
+            preset, agreement, classes, test_mse, aligned, exponents, energies
+        ),
     )

@@ -16,6 +16,8 @@ Two gradient steps (Moniri, Hassani, 2026):
 
 - :func:`spike_count` -- outliers added to the weight spectrum by the second
   step;
+- :func:`cross_covariance_overlap` -- the chance-level overlap of a gradient
+  step's rank-one term ``X^T y / n`` with ``theta``;
 - :func:`order_strength` -- the size ``N ** (alpha2 - k (1/2 - alpha1))`` of
   the second step's order-``k`` term at a finite width.
 
@@ -36,13 +38,14 @@ from ._partial import (
     proportion_for_reduction,
 )
 from ._phase_retrieval import spectral_overlap, spectral_threshold
-from ._two_step import order_strength, spike_count
+from ._two_step import cross_covariance_overlap, order_strength, spike_count
 
 __all__ = [
     "approximation_bound",
     "biased_relu_alpha",
     "biased_relu_kappa0",
     "bound_shape",
+    "cross_covariance_overlap",
     "fit_mismatch_ratio",
     "kappa_p",
     "order_strength",

@@ -203,6 +203,9 @@ def test_two_step_predictions_follow_the_formula():
     alignment = [r for r in rows if r["quantity"] == "he3_alignment"]
     assert {r["batch"] for r in alignment} == {"reuse", "fresh"}
     assert all(0 <= r["measured"] <= 1 for r in alignment)
+    energy = [r for r in rows if r["quantity"] == "he3_update_energy"]
+    assert len(energy) == len(alignment)
+    assert all(0 < r["measured"] <= r["d"] for r in energy)  # d |U theta|^2/|U|_F^2
     steps = [r for r in rows if r["quantity"] == "outliers"]
     assert [r["step"] for r in steps] == [0, 1, 2]
     assert steps[0]["predicted"] == 0 and steps[1]["predicted"] == 1

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sklearn_pt.theory import spike_count
+from sklearn_pt.datasets import make_single_index
+from sklearn_pt.theory import cross_covariance_overlap, spike_count
 
 HALF = Fraction(1, 2)
 # Exponents as exact fractions in [0, 1/2), so that the expected count is exact.
@@ -143,3 +144,43 @@ def test_order_strength_is_the_heuristic_and_agrees_with_spike_count():
         order_strength(-1, 0.25, 0.2, 1)
     with pytest.raises(ValueError, match="alpha1"):
         order_strength(500, 0.5, 0.2, 1)
+
+
+# ------------------------------------------------- cross_covariance_overlap
+@pytest.mark.parametrize("d", [10, 100, 800])
+def test_he3_cross_covariance_tilt_is_sqrt_7_over_d_plus_6(d):
+    # E[He_3^2 z^2] / E[He_3^2] = (E z^8 - 6 E z^6 + 9 E z^4) / 6 = 42 / 6,
+    # and He_3 has no linear part, so n drops out.
+    for n in (d, 4 * d):
+        value = cross_covariance_overlap(n, d, "he3")
+        assert value == pytest.approx(math.sqrt(7 / (d + 6)), rel=1e-12)
+
+
+@pytest.mark.parametrize("link", ["he3", "he2", "tanh"])
+def test_cross_covariance_overlap_matches_simulation(link):
+    # Monte Carlo over 300 draws of (X, y) at n = 400, d = 100: the root mean
+    # squared cosine of X^T y / n with theta (measured within 7% for He_3 and
+    # He_2, whose ratio of expectations overestimates slightly, and 0.1% for
+    # tanh, whose linear part dominates).
+    n, d = 400, 100
+    cosines = []
+    for seed in range(300):
+        X, y, theta = make_single_index(
+            n, d, link=link, random_state=seed, return_directions=True
+        )
+        y = (y - y.mean()) / y.std()
+        v, theta = X.T @ y / n, np.ravel(theta)
+        cosines.append((v @ theta) ** 2 / (v @ v) / (theta @ theta))
+    measured = math.sqrt(np.mean(cosines))
+    assert measured == pytest.approx(cross_covariance_overlap(n, d, link), rel=0.1)
+
+
+def test_cross_covariance_overlap_bad_arguments_say_what_to_do():
+    with pytest.raises(ValueError, match="n_samples must be an int >= 1"):
+        cross_covariance_overlap(10.5, 3)
+    with pytest.raises(ValueError, match="must be >= 1"):
+        cross_covariance_overlap(10, 0)
+    with pytest.raises(ValueError, match="link must be one of"):
+        cross_covariance_overlap(10, 3, "he7")
+    with pytest.raises(ValueError, match="must not be constant"):
+        cross_covariance_overlap(10, 3, np.ones_like)
