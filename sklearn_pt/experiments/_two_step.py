@@ -660,7 +660,10 @@ def run_two_step(
     3. The alignment of the outliers added by step 2 with an ``He_3``
        target's direction, reused vs fresh batch, at ``N = n = 4 d`` over
        ``align_dims`` (:func:`he3_alignment`), with a fitted exponent
-       ``d^b`` and its bootstrap interval (:func:`fit_exponent`).
+       ``d^b`` and its bootstrap interval (:func:`fit_exponent`), beside
+       the chance level of a fresh step
+       (:func:`~sklearn_pt.theory.cross_covariance_overlap`) and the
+       detection-free energy of step 2's update along that direction.
 
     Parameters
     ----------
@@ -681,7 +684,8 @@ def run_two_step(
         measured, predicted, note`` with ``quantity`` one of
         ``"outliers"`` (per step), ``"readout_test_mse"``,
         ``"added_outliers"`` (``note``: its :func:`classify_count`) and
-        ``"he3_alignment"`` (``note``: the number of outliers added);
+        ``"he3_alignment"`` (``note``: the number of outliers added) and
+        ``"he3_update_energy"`` (see :func:`he3_alignment`);
         ``predicted`` is NaN where the theory gives no number.
 
     References
@@ -693,8 +697,9 @@ def run_two_step(
     --------
     >>> from sklearn_pt.experiments import run_two_step
     >>> result = run_two_step(scale="tiny", progress=False)
-    >>> sorted(set(result.column("quantity")))
-    ['added_outliers', 'he3_alignment', 'outliers', 'readout_test_mse']
+    >>> sorted(set(result.column("quantity")))  # doctest: +NORMALIZE_WHITESPACE
+    ['added_outliers', 'he3_alignment', 'he3_update_energy', 'outliers',
+     'readout_test_mse']
     """
     clock = Stopwatch()
     preset = select_preset(TWO_STEP_PRESETS, scale)
