@@ -319,3 +319,31 @@ def test_rejects_bad_inputs():
         kernel(np.ones((2, 3)), np.ones((2, 3)), eval_gradient=True)
     with pytest.raises(ValueError, match=r"NaN|infinity"):
         kernel(np.array([[0.0, np.nan]]))
+
+
+@pytest.mark.parametrize("d", [3, 4, 5, 10, 11, 40, 96])
+def test_tail_moment_recurrence_matches_incomplete_beta(d, monkeypatch):
+    # The closed forms of T_1, T_3 by the recurrence in A_c against scipy's
+    # incomplete beta function, down to y = 1 - 1e-12 (x = 1 - y^2 -> 0).
+    y = np.concatenate([np.linspace(1e-6, 1.0, 501), 1.0 - np.logspace(-12, -1, 30)])
+    recurrence = biased_relu_module._tail_moments(y, d)
+    monkeypatch.setattr(biased_relu_module, "_MAX_RECURRENCE", 0)
+    incomplete_beta = biased_relu_module._tail_moments(y, d)
+    for fast, reference in zip(recurrence, incomplete_beta, strict=True):
+        np.testing.assert_allclose(fast, reference, rtol=0, atol=4e-15)
+
+
+def test_fast_path_matches_the_general_quadrature_off_the_sphere():
+    # Standardised-like inputs (norms 0.2-4 around bias_range 0.7, d = 6):
+    # the decomposition into per-point moments and one cap-intersection
+    # integral equals the general angular quadrature (which still computes
+    # the gradient) to rounding.
+    rng = np.random.default_rng(5)
+    X = mixed_norm_inputs(rng, 40, 6, 0.2, 4.0)
+    K = BiasedReLUKernel(bias_range=0.7)(X)
+    sq = np.einsum("ij,ij->i", X, X)
+    sq1, sq2 = np.broadcast_arrays(sq[:, None], sq[None, :])
+    general, _ = biased_relu_module._biased_relu_pairs(
+        sq1.ravel(), sq2.ravel(), (X @ X.T).ravel(), d=6, tau=0.7
+    )
+    np.testing.assert_allclose(K, general.reshape(K.shape), rtol=0, atol=1e-12)
