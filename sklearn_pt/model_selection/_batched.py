@@ -57,6 +57,7 @@ from .._engine import (
 from ..exceptions import ConvergenceWarning, DivergenceError
 from ..neural_network import PartiallyTrainableRegressor
 from ..nn._batched import BatchedPartiallyTrainableMLP, append_ones
+from ._progress import progress_bar, quiet_fit, warn_convergence
 
 __all__ = [
     "BATCHED_PARAMETERS",
@@ -548,7 +549,7 @@ def batched_validation_curves(
     cv, scoring
         As in :func:`~sklearn.model_selection.validation_curve`.
     verbose : int, default=0
-        Print one line per split when positive.
+        Show a progress bar over the splits on stderr when positive.
 
     Returns
     -------
@@ -581,7 +582,8 @@ def batched_validation_curves(
     batched_r2 = scoring is None or (isinstance(scoring, str) and scoring == "r2")
     shape = (len(param_range), len(random_states), len(splits))
     train_scores, test_scores = np.full(shape, np.nan), np.full(shape, np.nan)
-    failures = []
+    failures, convergence = [], []
+    bar = progress_bar(len(splits), "proportion_curve (batched splits)", verbose)
     for split, (train, test) in enumerate(splits):
         X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
         X_test, y_test = _safe_indexing(X, test), _safe_indexing(y, test)
@@ -590,7 +592,21 @@ def batched_validation_curves(
             for value in param_range
             for seed in random_states
         ]
-        outcomes, batch = _fit_batched(models, X_train, y_train)
+        (outcomes, batch), messages = quiet_fit(
+            lambda models=models, X_t=X_train, y_t=y_train: _fit_batched(
+                models, X_t, y_t
+            )
+        )
+        # train_batched warns once per split ("k of K networks: ..."); keep
+        # its reason for each fit that ran all its iterations (the batched
+        # solvers' only way not to stop).
+        reasons = [m.split(" networks: ", 1)[-1] for m in messages[:1]]
+        convergence += [
+            reasons
+            if not isinstance(m, DivergenceError) and m.n_iter_ == m.max_iter
+            else []
+            for m in outcomes
+        ]
         failures += [m for m in outcomes if isinstance(m, DivergenceError)]
         for scores, X_scored, y_scored in (
             (train_scores, X_train, y_train),
@@ -599,11 +615,9 @@ def batched_validation_curves(
             scores[:, :, split] = _scores(
                 outcomes, batch, X_scored, y_scored, None if batched_r2 else scorer
             ).reshape(shape[:2])
-        if verbose:
-            print(
-                f"[proportion_curve] split {split + 1}/{len(splits)}: "
-                f"{len(models)} networks trained as one batch"
-            )
+        bar.update(1)
+    bar.close()
+    warn_convergence(convergence, stacklevel=4)  # the caller of proportion_curve
     if failures:
         warnings.warn(
             f"{len(failures)} fits failed out of a total of {train_scores.size}; "

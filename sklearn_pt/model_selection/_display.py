@@ -90,6 +90,7 @@ class PhaseTransitionDisplay:
         cv=None,
         random_states: Sequence[int] = (0, 1, 2),
         n_jobs: int | None = None,
+        verbose: int = 0,
         label=None,
         ax=None,
         **plot_kwargs,
@@ -97,7 +98,8 @@ class PhaseTransitionDisplay:
         """Run :func:`proportion_curve` and plot ``-score`` as the error.
 
         ``scoring`` must be a ``neg_*`` error scorer (the default is the mean
-        squared error), so that ``-score`` is an error.
+        squared error), so that ``-score`` is an error. ``verbose=1`` shows
+        :func:`proportion_curve`'s progress bar.
         """
         if not str(scoring).startswith("neg_"):
             raise ValueError(
@@ -114,6 +116,7 @@ class PhaseTransitionDisplay:
             cv=cv,
             random_states=random_states,
             n_jobs=n_jobs,
+            verbose=verbose,
         )
         return cls(proportions, -train, -test, label=label).plot(ax=ax, **plot_kwargs)
 

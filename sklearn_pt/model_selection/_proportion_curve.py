@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
-from sklearn.base import clone
-from sklearn.model_selection import validation_curve
+from joblib import delayed
+from sklearn.base import clone, is_classifier
+from sklearn.exceptions import FitFailedWarning
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import check_cv
+from sklearn.utils import indexable
 
+from .._compat import _safe_indexing
 from ._batched import batched_unsupported_reason, batched_validation_curves
+from ._progress import quiet_fit, run_tasks, warn_convergence
 
 __all__ = ["proportion_curve"]
 
@@ -75,7 +82,8 @@ def proportion_curve(
         ``readout``); otherwise a ValueError says which rule fails.
         ``"auto"``: batched when all these rules hold, sequential otherwise.
     verbose : int, default=0
-        Passed to joblib; the batched strategy prints one line per split.
+        Show a progress bar over the fits (the batched strategy: over the
+        splits) on stderr when positive.
 
     Returns
     -------
@@ -152,25 +160,74 @@ def proportion_curve(
             scoring=scoring,
             verbose=verbose,
         )
-    train, test = [], []
+    return _sequential_curves(
+        estimator,
+        X,
+        y,
+        param_name,
+        list(proportions),
+        seeds,
+        cv,
+        scoring,
+        n_jobs,
+        verbose,
+    )
+
+
+def _sequential_curves(
+    estimator, X, y, param_name, values, seeds, cv, scoring, n_jobs, verbose
+):
+    """What :func:`~sklearn.model_selection.validation_curve` computes for
+    each seed (the same splits, fits and scores), as one joblib run with a
+    progress bar, one summarising ``ConvergenceWarning`` and one
+    ``FitFailedWarning``."""
+    X, y = indexable(X, y)
+    splitter = check_cv(cv, y, classifier=is_classifier(estimator))
+    scorer = check_scoring(estimator, scoring=scoring)
+    models = []
     for seed in seeds:
         model = clone(estimator)
         if seed is not None:
             model.set_params(**{_random_state_name(model): seed})
-        train_scores, test_scores = validation_curve(
-            model,
-            X,
-            y,
-            param_name=param_name,
-            param_range=list(proportions),
-            cv=cv,
-            scoring=scoring,
-            n_jobs=n_jobs,
-            verbose=verbose,
+        models.append(model)
+    # Splits drawn once per seed, as validation_curve (called per seed) did.
+    splits = [list(splitter.split(X, y)) for _ in models]
+    tasks = [
+        delayed(_fit_and_score)(model, X, y, scorer, train, test, {param_name: v})
+        for model, model_splits in zip(models, splits, strict=True)
+        for train, test in model_splits
+        for v in values
+    ]
+    results = run_tasks(
+        tasks, total=len(tasks), n_jobs=n_jobs, verbose=verbose, desc="proportion_curve"
+    )
+    warn_convergence([r[3] for r in results], stacklevel=4)
+    failures = [r[2] for r in results if r[2] is not None]
+    if failures:
+        warnings.warn(
+            f"{len(failures)} fits failed out of a total of {len(results)}; their "
+            f"scores are NaN. First error: {failures[0]}",
+            FitFailedWarning,
+            stacklevel=3,
         )
-        train.append(train_scores)
-        test.append(test_scores)
-    return np.stack(train, axis=1), np.stack(test, axis=1)
+    n_splits = len(splits[0])
+    shape = (len(seeds), n_splits, len(values))
+    train = np.array([r[0] for r in results]).reshape(shape).transpose(2, 0, 1)
+    test = np.array([r[1] for r in results]).reshape(shape).transpose(2, 0, 1)
+    return train, test
+
+
+def _fit_and_score(estimator, X, y, scorer, train, test, parameters):
+    """Fit a clone with ``parameters`` on ``train``; its train and test scores
+    (NaN when the fit fails), the error and its convergence warnings."""
+    model = clone(estimator).set_params(**parameters)
+    X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
+    try:
+        _, messages = quiet_fit(lambda: model.fit(X_train, y_train))
+    except Exception as exc:  # scored NaN, as validation_curve does
+        return np.nan, np.nan, f"{type(exc).__name__}: {exc}", []
+    test_score = scorer(model, _safe_indexing(X, test), _safe_indexing(y, test))
+    return scorer(model, X_train, y_train), test_score, None, messages
 
 
 def random_state_name(estimator) -> str | None:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import delayed
 from sklearn.base import clone
 from sklearn.utils import Bunch
 
@@ -16,6 +16,7 @@ from ..neural_network._first_layer_stacked import (
     fit_stacked,
     stacked_fit_unsupported_reason,
 )
+from ._progress import run_tasks
 from ._proportion_curve import STRATEGIES, random_state_name
 
 __all__ = [
@@ -275,7 +276,8 @@ def sample_ratio_curve(
         uses the same seed at every ``delta`` (common random numbers, for
         smoother curves). None draws fresh seeds.
     verbose : int, default=0
-        Passed to joblib.
+        Show a progress bar over the runs (over the deltas when batched) on
+        stderr when positive.
 
     Returns
     -------
@@ -374,20 +376,32 @@ def sample_ratio_curve(
     n_samples = np.maximum(np.round(deltas * n_features).astype(int), 1)
     scoring = (overlap, success, error_score)
     if strategy != "sequential" and reason is None:
-        groups = Parallel(n_jobs=n_jobs, verbose=verbose)(
-            delayed(_stacked_runs)(
-                estimator, make_data, int(n), n_features, seeds, n_test, *scoring
-            )
-            for n in n_samples
+        groups = run_tasks(
+            (
+                delayed(_stacked_runs)(
+                    estimator, make_data, int(n), n_features, seeds, n_test, *scoring
+                )
+                for n in n_samples
+            ),
+            total=len(n_samples),
+            n_jobs=n_jobs,
+            verbose=verbose,
+            desc="sample_ratio_curve (stacked deltas)",
         )
         runs = [run for group in groups for run in group]
     else:
-        runs = Parallel(n_jobs=n_jobs, verbose=verbose)(
-            delayed(_one_run)(
-                estimator, make_data, int(n), n_features, seed, n_test, *scoring
-            )
-            for n in n_samples
-            for seed in seeds
+        runs = run_tasks(
+            (
+                delayed(_one_run)(
+                    estimator, make_data, int(n), n_features, seed, n_test, *scoring
+                )
+                for n in n_samples
+                for seed in seeds
+            ),
+            total=len(n_samples) * len(seeds),
+            n_jobs=n_jobs,
+            verbose=verbose,
+            desc="sample_ratio_curve",
         )
     shape = (len(deltas), n_repeats)
     overlaps = np.array([run[0] for run in runs]).reshape(shape)

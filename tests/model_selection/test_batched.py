@@ -377,17 +377,47 @@ def test_not_converged_networks_warn_once():
     assert "2 of 2 networks" in str(convergence[0].message)
 
 
-def test_verbose_prints_one_line_per_split(capsys):
+@pytest.mark.parametrize("strategy", ["batched", "sequential"])
+def test_verbose_shows_a_progress_bar_and_zero_nothing(strategy, capsys):
     X, y = make_sphere_regression(n_samples=60)
     reg = PartiallyTrainableRegressor((8,), max_iter=2)
-    proportion_curve(
-        reg, X, y, proportions=[0.0, 1.0], cv=3, random_states=[0], verbose=1
+    kwargs = dict(proportions=[0.0, 1.0], cv=3, random_states=[0], strategy=strategy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        proportion_curve(reg, X, y, verbose=1, **kwargs)
+        shown = capsys.readouterr()
+        proportion_curve(reg, X, y, verbose=0, **kwargs)
+        quiet = capsys.readouterr()
+    total = 3 if strategy == "batched" else 6  # splits, or fits
+    assert shown.out == ""
+    assert f"{total}/{total}" in shown.err and "proportion_curve" in shown.err
+    assert quiet.out == quiet.err == ""
+
+
+@pytest.mark.parametrize("strategy", ["batched", "sequential"])
+def test_a_sweep_warns_once_with_the_count_of_unconverged_fits(strategy):
+    # 2 proportions x 2 seeds x 3 splits = 12 fits, all stopped by max_iter=2,
+    # even in joblib workers (n_jobs=2; the batched strategy ignores it).
+    X, y = make_sphere_regression(n_samples=60)
+    reg = PartiallyTrainableRegressor((8,), max_iter=2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        proportion_curve(
+            reg,
+            X,
+            y,
+            proportions=[0.0, 1.0],
+            cv=3,
+            random_states=[0, 1],
+            strategy=strategy,
+            n_jobs=2,
+        )
+    convergence = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(convergence) == 1
+    assert str(convergence[0].message).startswith(
+        "12 of 12 fits stopped before converging. First: "
     )
-    lines = capsys.readouterr().out.splitlines()
-    assert lines == [
-        f"[proportion_curve] split {s}/3: 2 networks trained as one batch"
-        for s in (1, 2, 3)
-    ]
+    assert "max_iter=2" in str(convergence[0].message)
 
 
 @pytest.mark.gpu

@@ -295,3 +295,14 @@ def test_batched_strategy_gives_the_sequential_fits():
         sample_ratio_curve(
             reg, phase_retrieval, strategy="fast", deltas=[1.0], n_features=5
         )
+
+
+def test_verbose_shows_a_progress_bar_over_the_runs(capsys):
+    reg = FirstLayerGDRegressor(2, activation="quadratic", max_iter=3)
+    kwargs = dict(deltas=[1.0, 2.0], n_features=10, n_repeats=2, strategy="sequential")
+    sample_ratio_curve(reg, phase_retrieval, verbose=1, **kwargs)
+    shown = capsys.readouterr()
+    sample_ratio_curve(reg, phase_retrieval, verbose=0, **kwargs)
+    quiet = capsys.readouterr()
+    assert shown.out == "" and "sample_ratio_curve" in shown.err and "4/4" in shown.err
+    assert quiet.out == quiet.err == ""
