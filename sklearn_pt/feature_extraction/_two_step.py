@@ -46,9 +46,11 @@ class TwoStepFeatures(
     ----------
     hidden_layer_sizes : int or tuple of one int, default=(512,)
         The width ``N``, the number of features.
-    activation : {"gelu", "relu", "tanh", "softplus", "quadratic", "cubic"}, \
+    activation : {"gelu", "relu", "tanh", "softplus", "hermite2", "hermite3"}, \
 default="gelu"
-        ``sigma``.
+        ``sigma`` (:data:`sklearn_pt.nn.ACTIVATIONS`); the former names
+        ``"quadratic"`` and ``"cubic"`` of the two Hermite polynomials are
+        deprecated (``FutureWarning``).
     n_steps : {0, 1, 2}, default=2
         Number of gradient steps; 0 gives random features.
     step_size_exponents : tuple of two floats, default=(0.25, 0.375)

@@ -3,13 +3,11 @@ network with a fixed second layer, monitored for feature learning."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted
@@ -23,6 +21,7 @@ from .._engine import (
     train_module,
 )
 from ..linear_model import SpectralEstimator, subspace_overlap
+from ..nn._activations import ACTIVATIONS
 from ..spectral._hessian import HessianMonitor
 
 __all__ = [
@@ -31,19 +30,6 @@ __all__ = [
     "FirstLayerNetwork",
     "neuron_overlap",
 ]
-
-
-def _quadratic(z: torch.Tensor) -> torch.Tensor:
-    return z * z
-
-
-ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
-    "gelu": F.gelu,
-    "quadratic": _quadratic,
-    "relu": F.relu,
-    "tanh": torch.tanh,
-}
-"""Named activations ``sigma`` (GeLU is the exact ``z * Phi(z)``)."""
 
 
 class FirstLayerNetwork(torch.nn.Module):
@@ -145,10 +131,12 @@ class FirstLayerGDRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
     ----------
     width : int, default=8
         Number of hidden neurons ``m``.
-    activation : {"gelu", "quadratic", "relu", "tanh"} or callable, \
-default="gelu"
-        ``sigma``; a callable maps a tensor to a tensor elementwise and must be
-        picklable (a module-level function) for the estimator to be.
+    activation : {"gelu", "quadratic", "relu", "tanh", "softplus", "hermite2", \
+"hermite3"} or callable, default="gelu"
+        ``sigma`` (:data:`sklearn_pt.nn.ACTIVATIONS`; ``"quadratic"`` is
+        ``z^2``, the paper's quadratic network); a callable maps a tensor to
+        a tensor elementwise and must be picklable (a module-level function)
+        for the estimator to be.
     second_layer : {"ones", "signs"} or array-like of shape (width,), \
 default="ones"
         The fixed ``a``: all ones, alternating ``+1, -1, +1, ...``, or given.

@@ -4,12 +4,12 @@ linear-width two-layer network, then a ridge readout on a held-out split."""
 from __future__ import annotations
 
 import math
+import warnings
 from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import Ridge, RidgeCV
 from sklearn.utils.validation import check_is_fitted
@@ -31,38 +31,41 @@ from .._engine import (
     train_module,
 )
 from ..exceptions import DivergenceError
+from ..nn._activations import ACTIVATIONS
 from ..spectral import WeightSpectrum
 
 __all__ = ["TwoStepFeatureLearner"]
 
 
-def _quadratic(z: torch.Tensor) -> torch.Tensor:
-    return z + 0.5 * (z * z - 1.0)  # He_1 + He_2 / 2!
+DEPRECATED_ACTIVATIONS = {"quadratic": "hermite2", "cubic": "hermite3"}
+"""The two-step learners' former names of the Hermite-normalised polynomials
+(``"quadratic"`` meant ``He_1 + He_2 / 2`` here and ``z^2`` elsewhere)."""
+
+TWO_STEP_ACTIVATIONS = ("gelu", "relu", "tanh", "softplus", "hermite2", "hermite3")
 
 
-def _cubic(z: torch.Tensor) -> torch.Tensor:
-    return z + 0.5 * (z * z - 1.0) + (z**3 - 3.0 * z) / 6.0  # + He_3 / 3!
+def resolve_activation(estimator) -> str:
+    """The registry name of ``estimator.activation``, warning (FutureWarning)
+    for a former name, whose function it keeps until the names change."""
+    name = estimator.activation
+    if name in DEPRECATED_ACTIVATIONS:
+        new = DEPRECATED_ACTIVATIONS[name]
+        warnings.warn(
+            f"activation={name!r} of {type(estimator).__name__} (the Hermite "
+            f"polynomial {_HERMITE_FORMULAS[new]}) is deprecated since 0.1 and "
+            f"will be removed in 0.3, when 'quadratic' will mean z^2 as in the "
+            f"rest of the library; pass activation={new!r} for the same function.",
+            FutureWarning,
+            stacklevel=3,
+        )
+        return new
+    return name
 
 
-ACTIVATIONS = {
-    "gelu": F.gelu,
-    "relu": torch.relu,
-    "tanh": torch.tanh,
-    "softplus": F.softplus,
-    "quadratic": _quadratic,
-    "cubic": _cubic,
+_HERMITE_FORMULAS = {
+    "hermite2": "He_1 + He_2 / 2",
+    "hermite3": "He_1 + He_2 / 2 + He_3 / 6",
 }
-
-ACTIVATION_DEGREES: dict[str, int | None] = {
-    "gelu": None,
-    "relu": None,
-    "tanh": None,
-    "softplus": None,
-    "quadratic": 2,
-    "cubic": 3,
-}
-"""Degree ``L`` of each activation's Hermite expansion (``None``: infinite),
-the ``degree`` argument of :func:`sklearn_pt.theory.spike_count`."""
 
 
 def correlation_loss(prediction: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
@@ -270,7 +273,7 @@ RIDGE_ALPHAS = np.logspace(-2, 5, 15)
 
 _TWO_STEP_CONSTRAINTS: dict = {
     "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
-    "activation": [StrOptions(set(ACTIVATIONS))],
+    "activation": [StrOptions(set(TWO_STEP_ACTIVATIONS) | set(DEPRECATED_ACTIVATIONS))],
     "n_steps": [Interval(Integral, 0, 2, closed="both")],
     "step_size_exponents": ["array-like"],
     "step_size_constants": ["array-like"],
@@ -301,14 +304,17 @@ class TwoStepFeatureLearner(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
     ----------
     hidden_layer_sizes : int or tuple of one int, default=(512,)
         The width ``N``.
-    activation : {"gelu", "relu", "tanh", "softplus", "quadratic", "cubic"}, \
+    activation : {"gelu", "relu", "tanh", "softplus", "hermite2", "hermite3"}, \
 default="gelu"
-        ``sigma``. ``"quadratic"`` is ``He_1 + He_2 / 2`` and ``"cubic"``
+        ``sigma`` (:data:`sklearn_pt.nn.ACTIVATIONS`). ``"hermite2"`` is
+        ``He_1 + He_2 / 2`` and ``"hermite3"``
         ``He_1 + He_2 / 2 + He_3 / 6``, polynomials of degree ``L = 2, 3``
         (the ``degree`` of :func:`~sklearn_pt.theory.spike_count`); the others
         have infinite Hermite expansions (``degree=None``). The polynomial
         ones have heavy-tailed derivatives: at moderate sizes they broaden
-        the bulk much more than ``"gelu"``.
+        the bulk much more than ``"gelu"``. Their former names here,
+        ``"quadratic"`` and ``"cubic"``, are deprecated (``FutureWarning``):
+        elsewhere in the library ``"quadratic"`` is ``z^2``.
     n_steps : {0, 1, 2}, default=2
         Number of gradient steps; 0 is a random-features model.
     step_size_exponents : tuple of two floats, default=(0.25, 0.375)
@@ -596,7 +602,7 @@ def fit_two_steps(estimator, X, y, *, n_readout: int = 0):
         X,
         y,
         width=width,
-        activation=estimator.activation,
+        activation=resolve_activation(estimator),
         n_steps=estimator.n_steps,
         step_sizes=step_sizes,
         batch=estimator.batch,

@@ -1,5 +1,6 @@
 """``torch.nn.Module`` building blocks, usable on their own or with skorch."""
 
+from ._activations import ACTIVATIONS, HERMITE_DEGREES
 from ._partial import (
     PartiallyTrainableLinear,
     PartiallyTrainableMLP,
@@ -10,6 +11,8 @@ from ._partial import (
 )
 
 __all__ = [
+    "ACTIVATIONS",
+    "HERMITE_DEGREES",
     "PartiallyTrainableLinear",
     "PartiallyTrainableMLP",
     "he_normal_init",
