@@ -798,9 +798,10 @@ def run_two_step(
         by_width.append(tally)
     classes = {key: by_width[-1][key] for key in COUNT_CLASSES[1:]}
     b1, b2 = preset.align_exponents
+    notes = {"he3_alignment": "{} added", "he3_update_energy": ""}
     rows += [
         (
-            "he3_alignment",
+            quantity,
             2,
             b1,
             b2,
@@ -810,31 +811,17 @@ def run_two_step(
             seed,
             float(value),
             nan,
-            f"{int(added)} added",
+            notes[quantity].format(int(added)),
+        )
+        for quantity, measured in (
+            ("he3_alignment", values),
+            ("he3_update_energy", energy),
         )
         for k, batch in enumerate(batches)
         for i, d in enumerate(dims)
         for seed, value, added in zip(
-            align_seeds, values[k, i], n_added[k, i], strict=True
+            align_seeds, measured[k, i], n_added[k, i], strict=True
         )
-    ]
-    rows += [
-        (
-            "he3_update_energy",
-            2,
-            b1,
-            b2,
-            batch,
-            preset.align_ratio * d,
-            d,
-            seed,
-            float(value),
-            nan,
-            "",
-        )
-        for k, batch in enumerate(batches)
-        for i, d in enumerate(dims)
-        for seed, value in zip(align_seeds, energy[k, i], strict=True)
     ]
 
     agreement = _agreement(preset, counts, predicted)
