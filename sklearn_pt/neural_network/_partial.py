@@ -293,6 +293,15 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         The trained network, on ``device_``.
     trainable_masks_ : list of ndarray of bool
         One mask per hidden layer; true for the trainable neurons.
+    coefs_ : list of ndarray
+        As :class:`~sklearn.neural_network.MLPRegressor`'s: ``coefs_[i]`` of
+        shape ``(fan_in, fan_out)`` maps layer ``i`` to layer ``i + 1``, the
+        last one the readout (mapping to the raw targets, also with
+        ``normalize_y=True``). The first layer acts on the inputs after the
+        projection onto the sphere when ``project_to_sphere=True``. Read from
+        ``module_`` (NumPy copies on the CPU).
+    intercepts_ : list of ndarray
+        The biases, ``intercepts_[i]`` of shape ``(fan_out,)``.
     loss_curve_ : list of float
         Training loss (half mean squared error plus penalty) per iteration,
         on the standardised targets when ``normalize_y=True``. With
@@ -571,6 +580,20 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
 
     def _preprocess(self, X):
         return project_to_sphere(X) if self.project_to_sphere else X
+
+    @property
+    def coefs_(self) -> list[np.ndarray]:
+        check_is_fitted(self)
+        layers = self._layers()
+        return [layer.weight.detach().cpu().numpy().T.copy() for layer in layers]
+
+    @property
+    def intercepts_(self) -> list[np.ndarray]:
+        check_is_fitted(self)
+        return [layer.bias.detach().cpu().numpy().copy() for layer in self._layers()]
+
+    def _layers(self) -> list:
+        return [*self.module_.hidden_layers, self.module_.readout]
 
     def predict(self, X):
         """Predict with the trained network.

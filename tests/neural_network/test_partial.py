@@ -500,3 +500,34 @@ def test_ridge_readout_at_p0_is_the_random_features_ridge_solution(selection):
     # Nothing trained by gradient: exactly the random-features ridge fit.
     assert reg.n_iter_ == 1 and reg.loss_curve_ == closed_form.loss_curve_
     np.testing.assert_array_equal(reg.predict(X), closed_form.predict(X))
+
+
+def test_coefs_and_intercepts_are_shaped_as_mlp_regressor_and_predict():
+    # MLPRegressor's layout: coefs_[i] of shape (fan_in, fan_out), the readout
+    # last, mapping to the raw targets (normalize_y folds the target map in);
+    # the first layer acts on the inputs projected onto the sphere.
+    from sklearn.neural_network import MLPRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 4))
+    y = 100.0 + 7.0 * X[:, 0] ** 2
+    reg = PartiallyTrainableRegressor(
+        hidden_layer_sizes=(6, 5),
+        trainable_proportion=0.5,
+        max_iter=5,
+        random_state=0,
+        dtype="float64",
+    )
+    with pytest.raises(AttributeError):
+        reg.coefs_  # noqa: B018 -- unfitted
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        reg.fit(X, y)
+        mlp = MLPRegressor(hidden_layer_sizes=(6, 5), max_iter=2).fit(X, y)
+    assert [c.shape for c in reg.coefs_] == [c.shape for c in mlp.coefs_]
+    assert [b.shape for b in reg.intercepts_] == [b.shape for b in mlp.intercepts_]
+    hidden = X / np.linalg.norm(X, axis=1, keepdims=True)
+    for W, b in zip(reg.coefs_[:-1], reg.intercepts_[:-1], strict=True):
+        hidden = np.maximum(hidden @ W + b, 0.0)
+    manual = hidden @ reg.coefs_[-1] + reg.intercepts_[-1]
+    np.testing.assert_allclose(manual.ravel(), reg.predict(X), rtol=1e-10)
