@@ -56,7 +56,10 @@ def measure(n_params: int, method: str, device: str) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         regressor = FirstLayerGDRegressor(
-            width=width, max_iter=FIT_ITERATIONS, random_state=0, device=device
+            hidden_layer_sizes=width,
+            max_iter=FIT_ITERATIONS,
+            random_state=0,
+            device=device,
         ).fit(X, y)
     hessian_spectrum(regressor, X[:50], y[:50], k=2, method="lanczos")  # warm-up
     result, run = measure_call(

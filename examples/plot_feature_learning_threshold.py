@@ -90,7 +90,7 @@ def first_layer_gd(activation: str, init: str) -> FirstLayerGDRegressor:
         WIDTH,
         activation=activation,
         init=init,
-        learning_rate=learning_rate,
+        learning_rate_init=learning_rate,
         max_iter=max_iter,
     )
 

@@ -68,7 +68,7 @@ def trajectory(delta: float, n_features: int) -> dict:
     reg = FirstLayerGDRegressor(
         WIDTH,
         activation="quadratic",
-        learning_rate=0.15,
+        learning_rate_init=0.15,
         max_iter=args.max_iter,
         hessian_every=15,
         hessian_k=3,

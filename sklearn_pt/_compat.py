@@ -9,6 +9,7 @@ from sklearn.base import _fit_context
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import (
     HasMethods,
+    Hidden,
     Interval,
     InvalidParameterError,
     StrOptions,
@@ -18,6 +19,7 @@ from sklearn.utils.validation import validate_data
 
 __all__ = [
     "HasMethods",
+    "Hidden",
     "Interval",
     "InvalidParameterError",
     "StrOptions",

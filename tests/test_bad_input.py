@@ -387,9 +387,13 @@ def test_too_large_learning_rate_init_raises_divergence(solver, dtype):
 def test_too_large_learning_rate_raises_divergence(activation):
     X, y = make_data()
     reg = FirstLayerGDRegressor(
-        width=4, activation=activation, learning_rate=1e3, max_iter=30, random_state=0
+        hidden_layer_sizes=4,
+        activation=activation,
+        learning_rate_init=1e3,
+        max_iter=30,
+        random_state=0,
     )
-    with pytest.raises(DivergenceError, match="Lower learning_rate "):
+    with pytest.raises(DivergenceError, match="Lower learning_rate_init "):
         fit_estimator(reg, X, y)
     with pytest.raises(NotFittedError):
         reg.predict(X)
@@ -405,13 +409,17 @@ def test_a_collapse_to_dead_units_raises_divergence(stacked):
     X = np.column_stack([np.ones(20), np.linspace(0.5, 1.5, 20)])
     y = np.ones(20)
     reg = FirstLayerGDRegressor(
-        width=1, activation="relu", learning_rate=10, max_iter=5, random_state=3
+        hidden_layer_sizes=1,
+        activation="relu",
+        learning_rate_init=10,
+        max_iter=5,
+        random_state=3,
     )
     match = (
         r"(?s)Training collapsed: the predictions no longer depend on X.*"
         r"loss rose from [\d.]+ at initialisation to 0\.5 .*Lower learning_rate"
     )
-    healthy = clone(reg).set_params(learning_rate=0.1).fit(X, y)
+    healthy = clone(reg).set_params(learning_rate_init=0.1).fit(X, y)
     before = healthy.predict(X)
     assert np.ptp(before) > 0.01
     assert healthy.history_["train_loss"][-1] < healthy.history_["train_loss"][0]
@@ -425,7 +433,7 @@ def test_a_collapse_to_dead_units_raises_divergence(stacked):
     with pytest.raises(NotFittedError):
         reg.predict(X)
     with pytest.raises(DivergenceError, match=match):
-        healthy.set_params(learning_rate=10).fit(X, y)
+        healthy.set_params(learning_rate_init=10).fit(X, y)
     assert healthy.predict(X).tobytes() == before.tobytes()
 
 
@@ -435,9 +443,13 @@ def test_bounded_activation_cannot_diverge_and_stays_finite():
     X, y = make_data()
     for rate in [1e2, 1e6, 1e20]:
         reg = FirstLayerGDRegressor(
-            width=4, activation="tanh", learning_rate=rate, max_iter=30, random_state=0
+            hidden_layer_sizes=4,
+            activation="tanh",
+            learning_rate_init=rate,
+            max_iter=30,
+            random_state=0,
         )
-        assert not fits_or_diverges(reg, X, y, "learning_rate")
+        assert not fits_or_diverges(reg, X, y, "learning_rate_init")
 
 
 @pytest.mark.parametrize("estimator_class", [TwoStepFeatureLearner, TwoStepFeatures])

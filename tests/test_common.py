@@ -79,13 +79,15 @@ ESTIMATORS = [
         hidden_layer_sizes=16, n_steps=1, batch="fresh", random_state=0, dtype="float64"
     ),
     # First-layer GD (float64, its default).
-    FirstLayerGDRegressor(width=4, learning_rate=0.1, max_iter=20, random_state=0),
     FirstLayerGDRegressor(
-        width=4,
+        hidden_layer_sizes=4, learning_rate_init=0.1, max_iter=20, random_state=0
+    ),
+    FirstLayerGDRegressor(
+        hidden_layer_sizes=4,
         activation="tanh",
         second_layer="signs",
         init=SpectralEstimator(preprocessing="identity"),
-        learning_rate=0.1,
+        learning_rate_init=0.1,
         max_iter=20,
         random_state=0,
     ),

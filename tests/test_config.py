@@ -74,7 +74,10 @@ def test_fit_runs_with_one_thread_inside_and_torch_is_untouched(two_threads):
     X, y = data()
     seen = []
     reg = FirstLayerGDRegressor(
-        width=2, activation=recording_activation(seen), max_iter=3, random_state=0
+        hidden_layer_sizes=2,
+        activation=recording_activation(seen),
+        max_iter=3,
+        random_state=0,
     )
     with sklearn_pt.config_context(torch_threads=1):
         assert sklearn_pt.get_config()["torch_threads"] == 1
@@ -132,7 +135,7 @@ def test_settings_are_per_python_thread():
     "estimator",
     [
         PartiallyTrainableRegressor(hidden_layer_sizes=4, max_iter=2),
-        FirstLayerGDRegressor(width=2, max_iter=2),
+        FirstLayerGDRegressor(hidden_layer_sizes=2, max_iter=2),
         TwoStepFeatureLearner(hidden_layer_sizes=4),
         TwoStepFeatures(hidden_layer_sizes=4),
     ],

@@ -102,7 +102,7 @@ def test_sample_ratio_curve_matches_serial(dask_client):
     make_data = partial(make_phase_retrieval, return_directions=True)
     for estimator in (
         FirstLayerGDRegressor(
-            4, activation="quadratic", learning_rate=0.15, max_iter=30
+            4, activation="quadratic", learning_rate_init=0.15, max_iter=30
         ),
         SpectralEstimator(),
     ):

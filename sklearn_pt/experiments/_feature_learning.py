@@ -244,7 +244,7 @@ def _estimator(method, width, d, preset, device):
     return FirstLayerGDRegressor(
         width,
         activation=ACTIVATIONS[method],
-        learning_rate=STEP_RULES[method] * width,
+        learning_rate_init=STEP_RULES[method] * width,
         max_iter=step_budget(preset.base_iter, d),
         device=device,
         dtype="float32",

@@ -12,6 +12,7 @@ from sklearn.base import clone
 from sklearn.utils import Bunch
 
 from ..exceptions import DivergenceError
+from ..neural_network._first_layer import FirstLayerGDRegressor, width_and_learning_rate
 from ..neural_network._first_layer_stacked import (
     fit_stacked,
     stacked_fit_unsupported_reason,
@@ -32,14 +33,14 @@ directions with the true ones above ``success`` (weak recovery), or the test
 loss below ``success`` times the trivial predictor's."""
 DEFAULT_N_TEST = 1000
 CONDITION_PARAMS = (
-    "width",
     "activation",
     "max_iter",
-    "learning_rate",
+    "learning_rate_init",
     "init",
     "preprocessing",
 )
-"""Estimator parameters that set the conditions a threshold holds under."""
+"""Estimator parameters that set the conditions a threshold holds under
+(with the width ``m`` from ``hidden_layer_sizes``, as ``"width"``)."""
 
 
 def estimator_overlap(estimator, directions) -> float:
@@ -47,7 +48,7 @@ def estimator_overlap(estimator, directions) -> float:
 
     Uses the estimator's ``overlap(directions)`` method when it has one (as
     :class:`~sklearn_pt.linear_model.SpectralEstimator`), else its first-layer
-    weights ``coefs_`` (as
+    weights ``first_layer_weights_`` (as
     :class:`~sklearn_pt.neural_network.FirstLayerGDRegressor`) through
     :func:`~sklearn_pt.neural_network.neuron_overlap`. The last step of a
     pipeline is used.
@@ -66,11 +67,12 @@ def estimator_overlap(estimator, directions) -> float:
     final = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
     if hasattr(final, "overlap"):
         return float(final.overlap(directions))
-    if hasattr(final, "coefs_") and np.ndim(final.coefs_) == 2:
-        return neuron_overlap(final.coefs_, directions)
+    weights = getattr(final, "first_layer_weights_", None)
+    if weights is not None and np.ndim(weights) == 2:
+        return neuron_overlap(weights, directions)
     raise TypeError(
         f"Cannot measure the overlap of a {type(final).__name__}: it has neither an "
-        "overlap(directions) method nor a 2-D coefs_ attribute. Pass "
+        "overlap(directions) method nor a 2-D first_layer_weights_ attribute. Pass "
         "overlap=callable(estimator, directions) to sample_ratio_curve."
     )
 
@@ -195,6 +197,9 @@ def _conditions(estimator, n_features, criterion, success) -> dict:
         for key in CONDITION_PARAMS
         if key in params and isinstance(params[key], (str, Real))
     }
+    if isinstance(final, FirstLayerGDRegressor):
+        width, rate = width_and_learning_rate(final)
+        conditions |= {"width": width, "learning_rate_init": rate}
     conditions["criterion"] = criterion
     conditions["success"] = success if isinstance(success, Real) else "callable"
     return conditions

@@ -3,6 +3,7 @@ network with a fixed second layer, monitored for feature learning."""
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -13,7 +14,14 @@ from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import TorchEstimatorMixin, keep_state_on_error, validate_input
-from .._compat import HasMethods, Interval, StrOptions, _fit_context, validate_data
+from .._compat import (
+    HasMethods,
+    Hidden,
+    Interval,
+    StrOptions,
+    _fit_context,
+    validate_data,
+)
 from .._engine import (
     DeviceString,
     as_tensor,
@@ -23,6 +31,7 @@ from .._engine import (
 from ..linear_model import SpectralEstimator, subspace_overlap
 from ..nn._activations import ACTIVATIONS
 from ..spectral._hessian import HessianMonitor
+from ._two_step import check_width
 
 __all__ = [
     "ACTIVATIONS",
@@ -93,6 +102,34 @@ def neuron_overlap(weight, directions) -> float:
     return subspace_overlap(vt[: min(Theta.shape[1], W.shape[0])].T, Theta)
 
 
+_RENAMED = {"width": "hidden_layer_sizes", "learning_rate": "learning_rate_init"}
+"""Former parameter names of :class:`FirstLayerGDRegressor` (deprecated)."""
+_DEPRECATED = Hidden(StrOptions({"deprecated"}))
+
+
+def width_and_learning_rate(estimator) -> tuple[int, float]:
+    """``N`` and the GD step size of a :class:`FirstLayerGDRegressor`, from
+    ``hidden_layer_sizes`` and ``learning_rate_init`` or, with a
+    ``FutureWarning``, from their former names ``width`` and ``learning_rate``."""
+    width = check_width(estimator.hidden_layer_sizes)
+    rate = estimator.learning_rate_init
+    for old, new in _RENAMED.items():
+        value = getattr(estimator, old)
+        if isinstance(value, str) and value == "deprecated":
+            continue
+        warnings.warn(
+            f"{old!r} was renamed {new!r} in 0.1 (as in sklearn's MLPRegressor) "
+            f"and will be removed in 0.3; pass {new}={value!r} instead.",
+            FutureWarning,
+            stacklevel=3,
+        )
+        if old == "width":
+            width = int(value)
+        else:
+            rate = float(value)
+    return width, rate
+
+
 def _second_layer(second_layer, width: int) -> np.ndarray:
     if isinstance(second_layer, str):
         if second_layer == "ones":
@@ -115,7 +152,7 @@ class FirstLayerGDRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
     The model is ``f(x) = (1/m) sum_{j=1}^m a_j sigma(<w_j, x>)`` with a small
     width ``m`` and a *fixed* second layer ``a``; only ``W = (w_j)`` is
     trained, by plain full-batch gradient descent
-    ``W <- W - learning_rate * grad L(W)`` on
+    ``W <- W - learning_rate_init * grad L(W)`` on
     ``L(W) = 0.5 * mean_i (f(x_i) - y_i)^2``, for exactly ``max_iter``
     steps. This is the setting in which Montanari and Wang (2026) show that
     GD learns the latent direction of phase retrieval (``y = <theta*, x>^2``)
@@ -129,8 +166,9 @@ class FirstLayerGDRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
 
     Parameters
     ----------
-    width : int, default=8
-        Number of hidden neurons ``m``.
+    hidden_layer_sizes : int or tuple of one int, default=(8,)
+        The width ``m``, the number of hidden neurons (one hidden layer; the
+        name and format of :class:`~sklearn.neural_network.MLPRegressor`).
     activation : {"gelu", "quadratic", "relu", "tanh", "softplus", "hermite2", \
 "hermite3"} or callable, default="gelu"
         ``sigma`` (:data:`sklearn_pt.nn.ACTIVATIONS`; ``"quadratic"`` is
@@ -152,13 +190,13 @@ default="ones"
         ``directions_`` attribute of shape ``(n_features, k)`` (such as a
         ``SpectralEstimator`` with other settings) is used in the same way,
         after cloning. An array gives ``W`` itself.
-    learning_rate : float, default=0.5
-        GD step size. Because of the ``1/m`` in ``f``, the gradient with
-        respect to one neuron scales like ``1/m``, so stable steps grow with
-        the width: for phase retrieval with unit-variance inputs, about
-        ``0.04 * width`` for the quadratic activation (whose curvature grows
-        with the weights; larger steps diverge at small ``delta``) and up to
-        ``0.25 * width`` for GeLU.
+    learning_rate_init : float, default=0.5
+        GD step size (fixed; the name of ``MLPRegressor``). Because of the
+        ``1/m`` in ``f``, the gradient with respect to one neuron scales like
+        ``1/m``, so stable steps grow with the width: for phase retrieval
+        with unit-variance inputs, about ``0.04 * m`` for the quadratic
+        activation (whose curvature grows with the weights; larger steps
+        diverge at small ``delta``) and up to ``0.25 * m`` for GeLU.
     max_iter : int, default=1000
         Number of GD steps; all are run (no early stopping).
     hessian_every : int, default=None
@@ -179,13 +217,25 @@ default="ones"
         Precision of the network. The default is float64, unlike the library's
         other estimators, because small Hessian eigenvalues (and the overlaps
         of tiny initial components) need it; the networks are small.
+    width : int, deprecated
+        Former name of ``hidden_layer_sizes``; warns (``FutureWarning``) and
+        will be removed in 0.3.
+    learning_rate : float, deprecated
+        Former name of ``learning_rate_init``; warns and will be removed in
+        0.3.
 
     Attributes
     ----------
     module_ : FirstLayerNetwork
         The trained network, on ``device_``.
-    coefs_ : ndarray of shape (width, n_features)
-        The trained first-layer weights ``W``.
+    first_layer_weights_ : ndarray of shape (m, n_features)
+        The trained first-layer weights ``W`` (rows ``w_j``).
+    coefs_ : list of two ndarray
+        As :class:`~sklearn.neural_network.MLPRegressor`'s: ``[W.T, a[:, None]
+        / m]``, of shapes ``(n_features, m)`` and ``(m, 1)``. Until 0.1 this
+        was ``W`` itself, now ``first_layer_weights_``.
+    intercepts_ : list of two ndarray
+        Zeros of shapes ``(m,)`` and ``(1,)``: the network has no biases.
     second_layer_ : ndarray of shape (width,)
         The fixed second layer ``a``.
     history_ : dict of ndarray
@@ -252,8 +302,8 @@ default="ones"
     >>> from sklearn_pt.neural_network import FirstLayerGDRegressor
     >>> X, y, theta = make_phase_retrieval(1500, 100, random_state=0,
     ...                                    return_directions=True)
-    >>> reg = FirstLayerGDRegressor(width=4, activation="quadratic",
-    ...                             learning_rate=0.25, max_iter=300,
+    >>> reg = FirstLayerGDRegressor(hidden_layer_sizes=4, activation="quadratic",
+    ...                             learning_rate_init=0.25, max_iter=300,
     ...                             random_state=0)
     >>> reg.fit(X[:1000], y[:1000], eval_set=(X[1000:], y[1000:]),
     ...         true_directions=theta)
@@ -265,11 +315,22 @@ default="ones"
     """
 
     _parameter_constraints: ClassVar[dict] = {
-        "width": [Interval(Integral, 1, None, closed="left")],
+        "hidden_layer_sizes": [
+            "array-like",
+            Interval(Integral, 1, None, closed="left"),
+        ],
+        "width": [
+            Interval(Integral, 1, None, closed="left"),
+            Hidden(StrOptions({"deprecated"})),
+        ],
         "activation": [StrOptions(set(ACTIVATIONS)), callable],
         "second_layer": [StrOptions({"ones", "signs"}), "array-like"],
         "init": [StrOptions({"random", "spectral"}), HasMethods(["fit"]), "array-like"],
-        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
+        "learning_rate": [
+            Interval(Real, 0, None, closed="neither"),
+            Hidden(StrOptions({"deprecated"})),
+        ],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "hessian_every": [Interval(Integral, 1, None, closed="left"), None],
         "hessian_k": [Interval(Integral, 1, None, closed="left")],
@@ -281,12 +342,12 @@ default="ones"
 
     def __init__(
         self,
-        width=8,
+        hidden_layer_sizes=(8,),
         *,
         activation="gelu",
         second_layer="ones",
         init="random",
-        learning_rate=0.5,
+        learning_rate_init=0.5,
         max_iter=1000,
         hessian_every=None,
         hessian_k=3,
@@ -294,11 +355,15 @@ default="ones"
         verbose=0,
         device="cpu",
         dtype="float64",
+        width="deprecated",
+        learning_rate="deprecated",
     ):
+        self.hidden_layer_sizes = hidden_layer_sizes
         self.width = width
         self.activation = activation
         self.second_layer = second_layer
         self.init = init
+        self.learning_rate_init = learning_rate_init
         self.learning_rate = learning_rate
         self.max_iter = max_iter
         self.hessian_every = hessian_every
@@ -337,13 +402,14 @@ default="ones"
             validate_data, self, X, y, y_numeric=True, dtype=[np.float64, np.float32]
         )
         n_features = X.shape[1]
+        width, learning_rate = width_and_learning_rate(self)
         device, dtype, generator = self._torch_context()
         activation = ACTIVATIONS.get(self.activation, self.activation)
-        second_layer = _second_layer(self.second_layer, self.width)
+        second_layer = _second_layer(self.second_layer, width)
         directions = self._check_directions(true_directions, n_features)
         test = self._check_eval_set(eval_set, device, dtype)
 
-        weight = self._initial_weight(X, y, generator)
+        weight = self._initial_weight(X, y, width, generator)
         module = FirstLayerNetwork(
             torch.as_tensor(weight, dtype=dtype),
             torch.as_tensor(second_layer, dtype=dtype),
@@ -384,11 +450,11 @@ default="ones"
             X_t,
             y_t,
             solver="gd",
-            learning_rate_init=self.learning_rate,
+            learning_rate_init=learning_rate,
             max_iter=self.max_iter,
             verbose=self.verbose,
             callback=callback,
-            learning_rate_name="learning_rate",
+            learning_rate_name="learning_rate_init",
             early_stopping=False,
         )
         with torch.no_grad():
@@ -409,7 +475,10 @@ default="ones"
     def _set_fitted(self, module, second_layer, history, result, device):
         """Store the fitted attributes (shared with the stacked sweep fit)."""
         self.module_ = module
-        self.coefs_ = module.weight.detach().cpu().numpy().copy()
+        weight = module.weight.detach().cpu().numpy().copy()
+        self.first_layer_weights_ = weight
+        self.coefs_ = [weight.T.copy(), (second_layer / weight.shape[0])[:, None]]
+        self.intercepts_ = [np.zeros(weight.shape[0]), np.zeros(1)]
         self.second_layer_ = second_layer
         self.history_ = history
         self.loss_curve_ = result.loss_curve
@@ -450,18 +519,18 @@ default="ones"
             as_tensor(y_test, device=device, dtype=dtype),
         )
 
-    def _initial_weight(self, X, y, generator) -> np.ndarray:
+    def _initial_weight(self, X, y, width, generator) -> np.ndarray:
         n_features = X.shape[1]
         if not isinstance(self.init, str) and not hasattr(self.init, "fit"):
             weight = check_array(self.init, dtype=np.float64)
-            if weight.shape != (self.width, n_features):
+            if weight.shape != (width, n_features):
                 raise ValueError(
                     "init must have shape (width, n_features) = "
-                    f"({self.width}, {n_features}); got {weight.shape}."
+                    f"({width}, {n_features}); got {weight.shape}."
                 )
             return weight.copy()
         weight = torch.randn(
-            self.width, n_features, generator=generator, dtype=torch.float64
+            width, n_features, generator=generator, dtype=torch.float64
         ).numpy() / np.sqrt(n_features)
         if self.init == "random":
             return weight
@@ -469,7 +538,7 @@ default="ones"
         directions = np.asarray(spectral.fit(X, y).directions_, dtype=np.float64)
         directions = np.linalg.qr(directions.reshape(n_features, -1))[0]
         coordinates = torch.randn(
-            self.width, directions.shape[1], generator=generator, dtype=torch.float64
+            width, directions.shape[1], generator=generator, dtype=torch.float64
         ).numpy()
         weight = weight - (weight @ directions) @ directions.T
         return weight + coordinates @ directions.T

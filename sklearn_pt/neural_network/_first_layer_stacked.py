@@ -31,6 +31,7 @@ from ._first_layer import (
     FirstLayerGDRegressor,
     FirstLayerNetwork,
     _second_layer,
+    width_and_learning_rate,
 )
 
 __all__ = ["fit_stacked", "stacked_fit_unsupported_reason"]
@@ -69,8 +70,9 @@ def fit_stacked(
 
     Each estimator ends fitted as its own ``fit`` would leave it (the same
     initial weights from its ``random_state``, the same full-batch steps and
-    divergence checks, ``coefs_``, ``module_``, ``loss_curve_``, ``n_iter_``,
-    and ``history_`` with the iterations and training losses), to rounding.
+    divergence checks, ``first_layer_weights_``, ``coefs_``, ``module_``,
+    ``loss_curve_``, ``n_iter_``, and ``history_`` with the iterations and
+    training losses), to rounding.
 
     Parameters
     ----------
@@ -102,26 +104,26 @@ def fit_stacked(
     if len(datasets) != len(estimators):
         raise ValueError("Pass one (X, y) per estimator.")
 
+    width, rate = width_and_learning_rate(template)
     weights, inputs, targets = [], [], []
     for estimator, (X, y) in zip(estimators, datasets, strict=True):
         X, y = validate_input(
             validate_data, estimator, X, y, y_numeric=True, dtype=DTYPES
         )
         device, dtype, generator = estimator._torch_context()
-        weights.append(estimator._initial_weight(X, y, generator))
+        weights.append(estimator._initial_weight(X, y, width, generator))
         inputs.append(X)
         targets.append(y)
     if len({X.shape for X in inputs}) != 1:
         raise ValueError("Cannot stack these fits: the data sets differ in shape.")
 
     activation = ACTIVATIONS[template.activation]
-    second_layer = _second_layer(template.second_layer, template.width)
+    second_layer = _second_layer(template.second_layer, width)
     a = torch.as_tensor(second_layer, dtype=dtype, device=device)
     X_t = as_tensor(np.stack(inputs), device=device, dtype=dtype)
     y_t = as_tensor(np.stack(targets), device=device, dtype=dtype)
     W = torch.as_tensor(np.stack(weights), dtype=dtype, device=device)
     W.requires_grad_(True)
-    width, rate = template.width, template.learning_rate
 
     def outputs(weight):
         return activation(torch.bmm(X_t, weight.mT)) @ a / width
@@ -140,7 +142,7 @@ def fit_stacked(
                 rules[k].initial_loss,
                 iteration,
                 "gd",
-                "learning_rate",
+                "learning_rate_init",
                 rate,
                 collapsed=collapsed,
             )

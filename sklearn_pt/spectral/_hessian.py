@@ -341,7 +341,7 @@ def hessian_spectrum(
     >>> from sklearn_pt.spectral import hessian_spectrum
     >>> X, y, theta = make_phase_retrieval(200, 10, random_state=0,
     ...                                    return_directions=True)
-    >>> reg = FirstLayerGDRegressor(width=4, max_iter=5, random_state=0).fit(X, y)
+    >>> reg = FirstLayerGDRegressor(4, max_iter=5, random_state=0).fit(X, y)
     >>> lanczos = hessian_spectrum(reg, X, y, k=4, which="smallest")
     >>> dense = hessian_spectrum(reg, X, y, k=4, which="smallest",
     ...                          method="dense")

@@ -540,11 +540,13 @@ class WeightSpectrum(BaseEstimator):
         ----------
         estimator : fitted estimator
             One with ``first_layer_weights_`` (a list of ``(N, d)`` arrays, as
-            :class:`~sklearn_pt.neural_network.TwoStepFeatureLearner`), or a
+            :class:`~sklearn_pt.neural_network.TwoStepFeatureLearner`, or one
+            ``(N, d)`` array, as
+            :class:`~sklearn_pt.neural_network.FirstLayerGDRegressor`), or a
             :class:`~sklearn.neural_network.MLPRegressor`-like one with
             ``coefs_`` (its ``coefs_[0].T`` is used).
         step : int, default=-1
-            Which entry of ``first_layer_weights_``: ``0`` for the
+            Which entry of a list ``first_layer_weights_``: ``0`` for the
             initialisation, ``-1`` for the final weights.
         **params
             Parameters of the ``WeightSpectrum``.
@@ -555,7 +557,8 @@ class WeightSpectrum(BaseEstimator):
             Fitted.
         """
         if hasattr(estimator, "first_layer_weights_"):
-            W = estimator.first_layer_weights_[step]
+            weights = estimator.first_layer_weights_
+            W = weights if np.ndim(weights) == 2 else weights[step]
         elif hasattr(estimator, "coefs_"):
             W = estimator.coefs_[0].T
         else:

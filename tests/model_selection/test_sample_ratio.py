@@ -47,7 +47,7 @@ def test_each_run_is_an_independent_fit_with_its_seed():
                 X, y
             )
             assert curve.overlaps[i, r] == pytest.approx(
-                neuron_overlap(fitted.coefs_, theta)
+                neuron_overlap(fitted.first_layer_weights_, theta)
             )
     # Parallel fits give the same results (threads: loky workers take seconds
     # to start and import torch).
@@ -99,7 +99,9 @@ def test_errors_say_what_to_do():
 
 def test_diverged_fits_raise_or_count_as_failures():
     # A step far above the stable ~0.04 * width of the quadratic activation.
-    diverging = FirstLayerGDRegressor(2, activation="quadratic", learning_rate=50.0)
+    diverging = FirstLayerGDRegressor(
+        2, activation="quadratic", learning_rate_init=50.0
+    )
     kwargs = dict(deltas=[1.0, 4.0], n_features=20, n_repeats=2)
     with pytest.raises(DivergenceError, match="learning_rate"):
         sample_ratio_curve(diverging, phase_retrieval, **kwargs)
@@ -110,7 +112,7 @@ def test_diverged_fits_raise_or_count_as_failures():
     assert curve.diverged.all()
     np.testing.assert_array_equal(curve.overlaps, 0.0)
     np.testing.assert_array_equal(curve.success_rate, [0.0, 0.0])
-    stable = FirstLayerGDRegressor(2, activation="quadratic", learning_rate=0.05)
+    stable = FirstLayerGDRegressor(2, activation="quadratic", learning_rate_init=0.05)
     curve = sample_ratio_curve(stable, phase_retrieval, error_score=0.0, **kwargs)
     assert not curve.diverged.any()
 
@@ -128,7 +130,7 @@ def test_error_score_is_checked():
 
 def test_test_loss_criterion_thresholds_the_loss_over_the_trivial_predictors():
     reg = FirstLayerGDRegressor(
-        4, activation="quadratic", learning_rate=0.15, max_iter=300
+        4, activation="quadratic", learning_rate_init=0.15, max_iter=300
     )
     curve = sample_ratio_curve(
         reg,
@@ -152,7 +154,7 @@ def test_test_loss_criterion_thresholds_the_loss_over_the_trivial_predictors():
         "width": 4,
         "activation": "quadratic",
         "max_iter": 300,
-        "learning_rate": 0.15,
+        "learning_rate_init": 0.15,
         "init": "random",
         "criterion": "test_loss",
         "success": 0.5,
@@ -257,7 +259,7 @@ def test_threshold_and_criterion_errors_say_what_to_do():
 
 def test_batched_strategy_gives_the_sequential_fits():
     reg = FirstLayerGDRegressor(
-        3, activation="quadratic", learning_rate=0.1, max_iter=60
+        3, activation="quadratic", learning_rate_init=0.1, max_iter=60
     )
     kwargs = dict(
         deltas=[1.0, 3.0],

@@ -48,7 +48,7 @@ def test_prediction_is_the_mean_of_the_fixed_second_layer(activation, second_lay
     )
     np.testing.assert_array_equal(reg.second_layer_, expected_a)
     np.testing.assert_array_equal(reg.module_.second_layer.numpy(), expected_a)
-    W = reg.coefs_
+    W = reg.first_layer_weights_
     expected = NUMPY_ACTIVATIONS[activation](X @ W.T) @ expected_a / 3
     np.testing.assert_allclose(reg.predict(X), expected, rtol=1e-10, atol=1e-12)
 
@@ -62,12 +62,14 @@ def test_one_step_is_plain_gradient_descent_on_the_first_layer():
         activation="quadratic",
         second_layer="signs",
         init=W0,
-        learning_rate=0.3,
+        learning_rate_init=0.3,
         max_iter=1,
     ).fit(X, y)
     residual = ((X @ W0.T) ** 2) @ a / 3 - y
     gradient = (2 * a / 3)[:, None] * ((X @ W0.T) * residual[:, None]).T @ X / len(X)
-    np.testing.assert_allclose(reg.coefs_, W0 - 0.3 * gradient, rtol=1e-12)
+    np.testing.assert_allclose(
+        reg.first_layer_weights_, W0 - 0.3 * gradient, rtol=1e-12
+    )
     assert reg.history_["train_loss"][0] == pytest.approx(0.5 * np.mean(residual**2))
 
 
@@ -89,11 +91,15 @@ def test_history_is_measured_at_every_iteration():
     assert h["test_loss"][-1] == pytest.approx(
         0.5 * np.mean((reg.predict(X_test) - y_test) ** 2)
     )
-    assert h["overlap"][-1] == pytest.approx(neuron_overlap(reg.coefs_, theta))
+    assert h["overlap"][-1] == pytest.approx(
+        neuron_overlap(reg.first_layer_weights_, theta)
+    )
     assert not any(k.startswith("hessian") for k in h)
     plain = FirstLayerGDRegressor(4, max_iter=7, random_state=0).fit(X, y)
     assert set(plain.history_) == {"iteration", "train_loss"}
-    np.testing.assert_array_equal(plain.coefs_, reg.coefs_)  # monitoring is passive
+    np.testing.assert_array_equal(
+        plain.first_layer_weights_, reg.first_layer_weights_
+    )  # monitoring is passive
 
 
 def test_hessian_monitor_records_into_history():
@@ -111,18 +117,22 @@ def test_hessian_monitor_records_into_history():
 
 def test_random_initialisation_has_rows_of_unit_norm_on_average():
     X, y = make_phase_retrieval(10, 400, random_state=0)
-    reg = FirstLayerGDRegressor(50, max_iter=1, learning_rate=1e-12, random_state=0)
-    norms = np.linalg.norm(reg.fit(X, y).coefs_, axis=1)
+    reg = FirstLayerGDRegressor(
+        50, max_iter=1, learning_rate_init=1e-12, random_state=0
+    )
+    norms = np.linalg.norm(reg.fit(X, y).first_layer_weights_, axis=1)
     assert abs(norms.mean() - 1) < 0.05 and norms.std() < 0.1
 
 
 def test_spectral_initialisation_starts_aligned_with_the_spectral_estimate():
     X, y, _, _, theta = phase_retrieval(4, 100, seed=0, n_test=0)
     spectral = SpectralEstimator().fit(X, y)
-    random = FirstLayerGDRegressor(8, max_iter=1, learning_rate=1e-12, random_state=0)
+    random = FirstLayerGDRegressor(
+        8, max_iter=1, learning_rate_init=1e-12, random_state=0
+    )
     aligned = clone(random).set_params(init="spectral")
-    W_random = random.fit(X, y).coefs_
-    W_spectral = aligned.fit(X, y, true_directions=theta).coefs_
+    W_random = random.fit(X, y).first_layer_weights_
+    W_spectral = aligned.fit(X, y, true_directions=theta).first_layer_weights_
     cosines = np.abs(W_spectral @ spectral.directions_[:, 0]) / np.linalg.norm(
         W_spectral, axis=1
     )
@@ -142,8 +152,10 @@ def test_spectral_initialisation_starts_aligned_with_the_spectral_estimate():
 def test_array_initialisation_and_shape_errors():
     X, y = make_phase_retrieval(30, 4, random_state=0)
     W0 = np.ones((2, 4))
-    reg = FirstLayerGDRegressor(2, init=W0, max_iter=1, learning_rate=1e-12).fit(X, y)
-    np.testing.assert_allclose(reg.coefs_, W0)
+    reg = FirstLayerGDRegressor(2, init=W0, max_iter=1, learning_rate_init=1e-12).fit(
+        X, y
+    )
+    np.testing.assert_allclose(reg.first_layer_weights_, W0)
     with pytest.raises(ValueError, match=r"init must have shape \(width, n_features\)"):
         FirstLayerGDRegressor(3, init=W0).fit(X, y)
     with pytest.raises(ValueError, match=r"second_layer must have shape \(width,\)"):
@@ -163,7 +175,7 @@ def test_multi_index_overlap_is_a_subspace_overlap():
         2000, 20, n_directions=2, link="he2", random_state=0, return_directions=True
     )
     reg = FirstLayerGDRegressor(
-        8, activation="quadratic", learning_rate=0.2, max_iter=300, random_state=0
+        8, activation="quadratic", learning_rate_init=0.2, max_iter=300, random_state=0
     ).fit(X, y, true_directions=theta)
     assert reg.history_["overlap"][-1] > 0.9 > 0.5 > reg.history_["overlap"][0]
     rng = np.random.default_rng(0)
@@ -220,7 +232,9 @@ def test_reproducible_without_global_random_state():
     torch_state = torch.random.get_rng_state().clone()
     first = FirstLayerGDRegressor(3, max_iter=3, random_state=7).fit(X, y)
     second = FirstLayerGDRegressor(3, max_iter=3, random_state=7).fit(X, y)
-    np.testing.assert_array_equal(first.coefs_, second.coefs_)
+    np.testing.assert_array_equal(
+        first.first_layer_weights_, second.first_layer_weights_
+    )
     np.testing.assert_array_equal(np.random.get_state()[1], np_state)
     assert torch.equal(torch.random.get_rng_state(), torch_state)
 
@@ -231,7 +245,7 @@ def test_callable_activation_pickle_and_float32():
         X, y
     )
     np.testing.assert_allclose(
-        reg.predict(X), np.sin(X @ reg.coefs_.T).mean(axis=1), rtol=1e-10
+        reg.predict(X), np.sin(X @ reg.first_layer_weights_.T).mean(axis=1), rtol=1e-10
     )
     loaded = pickle.loads(pickle.dumps(reg))
     np.testing.assert_array_equal(loaded.predict(X), reg.predict(X))
@@ -244,10 +258,10 @@ def test_divergence_keeps_the_previous_state():
     X, y = make_phase_retrieval(50, 5, random_state=0)
     reg = FirstLayerGDRegressor(3, activation="quadratic", max_iter=3, random_state=0)
     reg.fit(X, y)
-    before = reg.coefs_.copy()
+    before = reg.first_layer_weights_.copy()
     with pytest.raises(DivergenceError, match="Lower learning_rate"):
-        reg.set_params(learning_rate=1e3, max_iter=50).fit(X, y)
-    np.testing.assert_array_equal(reg.coefs_, before)
+        reg.set_params(learning_rate_init=1e3, max_iter=50).fit(X, y)
+    np.testing.assert_array_equal(reg.first_layer_weights_, before)
 
 
 # Claims of Montanari and Wang (2026) on noiseless phase retrieval; the paper's
@@ -259,7 +273,7 @@ def test_quadratic_gd_succeeds_well_above_and_fails_well_below_threshold(seed):
     # Measured (d = 200, m = 4, learning_rate = 0.15, 500 steps, seeds 0-5):
     # final overlap 0.14-0.35 and test loss 0.97-1.12 x its initial value at
     # delta = 1; overlap >= 0.99 and test loss <= 0.004 x initial at delta = 7.
-    params = dict(activation="quadratic", learning_rate=0.15, max_iter=500)
+    params = dict(activation="quadratic", learning_rate_init=0.15, max_iter=500)
     results = {}
     for delta in (1.0, 7.0):
         X, y, X_test, y_test, theta = phase_retrieval(delta, 200, seed)
@@ -284,7 +298,7 @@ def test_negative_hessian_outlier_along_theta_only_above_threshold(seed):
     # only at t = 30-94 (seeds 3-5: 0.71-0.78 and t = 36-46).
     params = dict(
         activation="quadratic",
-        learning_rate=0.15,
+        learning_rate_init=0.15,
         max_iter=150,
         hessian_every=10,
         hessian_k=3,
@@ -309,3 +323,33 @@ def test_negative_hessian_outlier_along_theta_only_above_threshold(seed):
     assert len(drop_iterations(below)) == 0
     assert len(outlier_iterations(above)) > 0 and len(drop_iterations(above)) > 0
     assert outlier_iterations(above)[0] < drop_iterations(above)[0]
+
+
+def test_mlp_names_and_attributes_with_the_former_names_deprecated():
+    # hidden_layer_sizes / learning_rate_init as MLPRegressor, coefs_ and
+    # intercepts_ as its lists; width= and learning_rate= still work for now,
+    # with a FutureWarning naming the new parameter.
+    from sklearn.neural_network import MLPRegressor
+
+    X, y = make_phase_retrieval(60, 5, random_state=0)
+    reg = FirstLayerGDRegressor(
+        (3,), learning_rate_init=0.1, max_iter=4, random_state=0
+    )
+    reg.fit(X, y)
+    mlp = MLPRegressor(hidden_layer_sizes=(3,), max_iter=2).fit(X, y)
+    assert [c.shape for c in reg.coefs_] == [c.shape for c in mlp.coefs_]
+    assert [b.shape for b in reg.intercepts_] == [b.shape for b in mlp.intercepts_]
+    np.testing.assert_array_equal(reg.coefs_[0], reg.first_layer_weights_.T)
+    hidden = NUMPY_ACTIVATIONS["gelu"](X @ reg.coefs_[0] + reg.intercepts_[0])
+    manual = hidden @ reg.coefs_[1] + reg.intercepts_[1]
+    np.testing.assert_allclose(manual.ravel(), reg.predict(X), rtol=1e-10)
+    with pytest.warns(FutureWarning, match="'width' was renamed 'hidden_layer_sizes'"):
+        old = FirstLayerGDRegressor(
+            width=3, max_iter=4, random_state=0, learning_rate_init=0.1
+        ).fit(X, y)
+    np.testing.assert_array_equal(old.first_layer_weights_, reg.first_layer_weights_)
+    with pytest.warns(FutureWarning, match="'learning_rate' was renamed"):
+        old = FirstLayerGDRegressor(
+            3, learning_rate=0.1, max_iter=4, random_state=0
+        ).fit(X, y)
+    np.testing.assert_array_equal(old.first_layer_weights_, reg.first_layer_weights_)

@@ -20,14 +20,23 @@ def _data(seeds, n=120, d=30):
 @pytest.mark.parametrize("activation", ["quadratic", "gelu", "tanh"])
 def test_stacked_fits_equal_one_fit_each(activation):
     base = FirstLayerGDRegressor(
-        3, activation=activation, second_layer="signs", learning_rate=0.1, max_iter=40
+        3,
+        activation=activation,
+        second_layer="signs",
+        learning_rate_init=0.1,
+        max_iter=40,
     )
     seeds = [0, 1, 2]
     data = _data(seeds)
     stacked = fit_stacked([clone(base).set_params(random_state=s) for s in seeds], data)
     for seed, model, (X, y) in zip(seeds, stacked, data, strict=True):
         alone = clone(base).set_params(random_state=seed).fit(X, y)
-        np.testing.assert_allclose(model.coefs_, alone.coefs_, rtol=1e-10, atol=1e-13)
+        np.testing.assert_allclose(
+            model.first_layer_weights_,
+            alone.first_layer_weights_,
+            rtol=1e-10,
+            atol=1e-13,
+        )
         np.testing.assert_allclose(model.loss_curve_, alone.loss_curve_, rtol=1e-10)
         assert model.n_iter_ == alone.n_iter_ == 40
         assert model.history_.keys() == alone.history_.keys()
@@ -37,12 +46,14 @@ def test_stacked_fits_equal_one_fit_each(activation):
         np.testing.assert_array_equal(model.second_layer_, alone.second_layer_)
         assert model.n_features_in_ == 30
     # the seeds gave different networks
-    assert not np.allclose(stacked[0].coefs_, stacked[1].coefs_)
+    assert not np.allclose(
+        stacked[0].first_layer_weights_, stacked[1].first_layer_weights_
+    )
 
 
 def test_a_diverging_fit_is_reported_and_the_others_train_on():
     base = FirstLayerGDRegressor(
-        2, activation="quadratic", learning_rate=0.1, max_iter=30
+        2, activation="quadratic", learning_rate_init=0.1, max_iter=30
     )
     data = _data([0, 1])
     data[1] = (10.0 * data[1][0], data[1][1])  # 100x the curvature: diverges
@@ -53,7 +64,9 @@ def test_a_diverging_fit_is_reported_and_the_others_train_on():
     assert isinstance(failed, DivergenceError)
     assert str(failed) == str(alone.value)
     reference = clone(base).set_params(random_state=0).fit(*data[0])
-    np.testing.assert_allclose(ok.coefs_, reference.coefs_, rtol=1e-10)
+    np.testing.assert_allclose(
+        ok.first_layer_weights_, reference.first_layer_weights_, rtol=1e-10
+    )
 
 
 def test_what_cannot_be_stacked_is_refused_with_the_reason():
@@ -69,6 +82,8 @@ def test_what_cannot_be_stacked_is_refused_with_the_reason():
             clone(base).set_params(**params)
         )
     with pytest.raises(ValueError, match="differ in a parameter"):
-        fit_stacked([base, clone(base).set_params(learning_rate=0.1)], _data([0, 1]))
+        fit_stacked(
+            [base, clone(base).set_params(learning_rate_init=0.1)], _data([0, 1])
+        )
     with pytest.raises(ValueError, match="differ in shape"):
         fit_stacked([base, clone(base)], [_data([0])[0], _data([1], n=60)[0]])

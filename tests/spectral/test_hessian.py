@@ -93,14 +93,18 @@ def test_lanczos_never_builds_the_dense_hessian(monkeypatch):
 
     monkeypatch.setattr(_hessian._HessianOperator, "dense", forbidden)
     X, y = make_phase_retrieval(400, 500, random_state=0)
-    reg = FirstLayerGDRegressor(width=8, max_iter=1, random_state=0).fit(X, y)
+    reg = FirstLayerGDRegressor(hidden_layer_sizes=8, max_iter=1, random_state=0).fit(
+        X, y
+    )
     result = hessian_spectrum(reg, X, y, k=2, which="largest", tol=1e-4)
     assert result.n_params == 4000 and result.eigenvectors.shape == (4000, 2)
 
 
 def test_estimator_and_module_give_the_same_spectrum():
     X, y = make_phase_retrieval(100, 8, random_state=0)
-    reg = FirstLayerGDRegressor(width=3, max_iter=3, random_state=0).fit(X, y)
+    reg = FirstLayerGDRegressor(hidden_layer_sizes=3, max_iter=3, random_state=0).fit(
+        X, y
+    )
     from_estimator = hessian_spectrum(reg, X, y, k=3)
     from_module = hessian_spectrum(reg.module_, X, y, k=3)
     np.testing.assert_allclose(from_estimator.eigenvalues, from_module.eigenvalues)
@@ -180,7 +184,9 @@ def test_eigenvector_overlap_depends_on_the_span_only():
 
 def test_overlaps_with_directions_are_returned():
     X, y, theta = make_phase_retrieval(100, 8, random_state=0, return_directions=True)
-    reg = FirstLayerGDRegressor(width=3, max_iter=2, random_state=0).fit(X, y)
+    reg = FirstLayerGDRegressor(hidden_layer_sizes=3, max_iter=2, random_state=0).fit(
+        X, y
+    )
     result = hessian_spectrum(reg, X, y, k=3, directions=theta)
     assert result.overlaps.shape == (3,)
     # By hand: the only trained parameter is W (3, 8), so each eigenvector is

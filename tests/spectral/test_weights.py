@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 from scipy.integrate import cumulative_trapezoid, quad
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.neural_network import MLPRegressor
 
 from sklearn_pt._compat import InvalidParameterError
@@ -171,6 +172,29 @@ def test_null_weights_are_the_same_run_on_permuted_targets():
 
 
 # ----------------------------------------------------------- API
+def test_from_estimator_reads_the_networks_first_layer_weights():
+    # FirstLayerGDRegressor and PartiallyTrainableRegressor expose coefs_ as
+    # MLPRegressor's lists, so W = coefs_[0].T (FirstLayerGDRegressor's
+    # first_layer_weights_).
+    from sklearn_pt.neural_network import (
+        FirstLayerGDRegressor,
+        PartiallyTrainableRegressor,
+    )
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(80, 6)), rng.normal(size=80)
+    first = FirstLayerGDRegressor(12, max_iter=3, random_state=0).fit(X, y)
+    spectrum = WeightSpectrum.from_estimator(first)
+    expected = WeightSpectrum().fit(first.first_layer_weights_)
+    np.testing.assert_allclose(spectrum.singular_values_, expected.singular_values_)
+    partial = PartiallyTrainableRegressor((12,), max_iter=2, random_state=0)
+    with pytest.warns(ConvergenceWarning):
+        partial.fit(X, y)
+    spectrum = WeightSpectrum.from_estimator(partial)
+    expected = WeightSpectrum().fit(partial.coefs_[0].T)
+    np.testing.assert_allclose(spectrum.singular_values_, expected.singular_values_)
+
+
 def test_from_estimator_steps_and_mlp():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((100, 12))
