@@ -1,7 +1,7 @@
 """BiasedReLUKernel off the unit sphere: Gram matrices against the sphere and RBF.
 
 Standardised 10-d data (``StandardScaler`` on Gaussian inputs: norms about
-``sqrt(10)``, all outside the ball of radius ``bias_range = 1``) need the
+``sqrt(10)``, all outside the ball of radius ``init_scale = 1``) need the
 clipping correction, a two-dimensional integral per pair; on the sphere
 (``Normalizer``) the kernel has a closed form. This times, in one run and on
 the same points:
@@ -82,7 +82,7 @@ def main(argv=None):
     norms = np.linalg.norm(X, axis=1)
     print(
         f"{args.size} x {args.size} Gram matrices, d={args.features}, "
-        f"bias_range=1; standardised norms {norms.min():.2f}..{norms.max():.2f}"
+        f"init_scale=1; standardised norms {norms.min():.2f}..{norms.max():.2f}"
     )
 
     small = X[: args.previous]

@@ -321,11 +321,11 @@ def test_fit_is_decorated_with_keep_state_on_error(estimator):
 
 
 # ------------------------------------------------------------ the kernel
-@pytest.mark.parametrize("bias_range", [0.0, -1.0, np.nan, np.inf, "1", True])
-def test_kernel_bad_bias_range_names_it_and_the_fix(bias_range):
+@pytest.mark.parametrize("init_scale", [0.0, -1.0, np.nan, np.inf, "1", True])
+def test_kernel_bad_init_scale_names_it_and_the_fix(init_scale):
     X, _ = make_data()
-    kernel = BiasedReLUKernel(bias_range=bias_range)
-    match = r"'bias_range' parameter of BiasedReLUKernel.*bias_range=1\.0"
+    kernel = BiasedReLUKernel(init_scale=init_scale)
+    match = r"'init_scale' parameter of BiasedReLUKernel.*init_scale=1\.0"
     with pytest.raises(ValueError, match=match):
         kernel(X)
     with pytest.raises(ValueError, match=match):

@@ -67,7 +67,7 @@ TARGET_BIAS_RANGE = 1.0
 _INSIDE = 1.0 - 1e-12
 """Factor that keeps unit vectors inside the unit ball for the kernel: a
 normalised row can have norm ``1 + 1 ulp``, which would send its pairs to the
-kernel's (much slower) quadrature for ``|x| > bias_range``; the target moves
+kernel's (much slower) quadrature for ``|x| > init_scale``; the target moves
 by about ``1e-12`` of itself."""
 _UNINFORMATIVE = "approximation_bound is outside the regime where it is informative"
 
@@ -133,7 +133,7 @@ class RKHSTarget:
     """A function of the biased-ReLU RKHS: ``f(x) = sum_i coef_i k(x, z_i)``.
 
     ``k`` is :class:`~sklearn_pt.kernels.BiasedReLUKernel` with
-    ``bias_range=1`` (the limit kernel of the networks' features at
+    ``init_scale=1`` (the limit kernel of the networks' features at
     ``init_scale=1``). Call it on inputs on the unit sphere.
 
     Parameters
@@ -149,12 +149,12 @@ class RKHSTarget:
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
         """``f(X)``, one value per row of ``X``."""
-        kernel = BiasedReLUKernel(bias_range=TARGET_BIAS_RANGE)
+        kernel = BiasedReLUKernel(init_scale=TARGET_BIAS_RANGE)
         return kernel(X * _INSIDE, self.centres * _INSIDE) @ self.coef
 
     def rkhs_norm(self) -> float:
         """``sqrt(c^T K c)``, ``K`` the kernel matrix of the centres."""
-        kernel = BiasedReLUKernel(bias_range=TARGET_BIAS_RANGE)
+        kernel = BiasedReLUKernel(init_scale=TARGET_BIAS_RANGE)
         gram = kernel(self.centres * _INSIDE)
         return float(np.sqrt(self.coef @ gram @ self.coef))
 

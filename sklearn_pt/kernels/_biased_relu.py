@@ -64,6 +64,7 @@ decomposition.
 
 from __future__ import annotations
 
+import warnings
 from numbers import Real
 
 import numpy as np
@@ -493,20 +494,23 @@ class BiasedReLUKernel(Kernel):
                    \mathrm{relu}(\langle w, x'\rangle - b)\big],
 
     with ``w`` uniform on the unit sphere ``S^(d-1)`` (``d`` the number of
-    input features) and ``b`` uniform on ``[-bias_range, bias_range]``. It is
+    input features) and ``b`` uniform on ``[-init_scale, init_scale]``. It is
     the kernel whose RKHS the partially trainable networks of
     :mod:`sklearn_pt.neural_network` approximate, and the kernel of an
     infinitely wide random-features model (``trainable_proportion=0``).
 
     Parameters
     ----------
-    bias_range : float, default=1.0
+    init_scale : float, default=1.0
         Half-width ``tau`` of the bias distribution (the ``init_scale`` of
         the networks). Optimised in log space by
         :class:`~sklearn.gaussian_process.GaussianProcessRegressor`.
-    bias_range_bounds : pair of floats > 0 or "fixed", default=(1e-2, 1e2)
-        Bounds on ``bias_range`` (keyword-only); ``"fixed"`` excludes it
+    init_scale_bounds : pair of floats > 0 or "fixed", default=(1e-2, 1e2)
+        Bounds on ``init_scale`` (keyword-only); ``"fixed"`` excludes it
         from tuning.
+    bias_range, bias_range_bounds : deprecated
+        Former names of ``init_scale`` and ``init_scale_bounds`` (until 0.1);
+        they still work, with a ``FutureWarning``, and will be removed in 0.3.
 
     See Also
     --------
@@ -516,8 +520,8 @@ class BiasedReLUKernel(Kernel):
 
     Notes
     -----
-    The paper's setting is ``x`` on the unit sphere and ``bias_range >= 1``;
-    there (more generally whenever ``|x|, |x'| <= bias_range``) the kernel
+    The paper's setting is ``x`` on the unit sphere and ``init_scale >= 1``;
+    there (more generally whenever ``|x|, |x'| <= init_scale``) the kernel
     has the closed form
 
     .. math::
@@ -527,15 +531,15 @@ class BiasedReLUKernel(Kernel):
         \qquad c_d = \frac{\Gamma(d/2)}{\sqrt\pi\,\Gamma((d+3)/2)} .
 
     Inputs of any norm are accepted and are **not** normalised: for points
-    with ``|x| > bias_range`` a clipping correction is added. It splits into
+    with ``|x| > init_scale`` a clipping correction is added. It splits into
     one-dimensional moments of each point (closed form) and, for each pair
-    whose caps ``<w, x> > bias_range``, ``<w, x'> > bias_range`` intersect, a
+    whose caps ``<w, x> > init_scale``, ``<w, x'> > init_scale`` intersect, a
     one-dimensional angular integral whose radial part is exact (closed-form
     tail moments) and whose two arcs are integrated by Gauss-Legendre
     quadrature; the relative error is below ``1e-9`` in the tests.
     ``d = 2`` (``w`` on the circle) uses the same integral with ``|w| = 1``;
     ``d = 1`` (``w = +-1``) is handled exactly. The gradient with respect to
-    ``log(bias_range)`` is analytic. The kernel is not stationary and not a
+    ``log(init_scale)`` is analytic. The kernel is not stationary and not a
     dot-product kernel.
 
     *When to normalise.* Inside the ball a pair costs a few vector
@@ -547,7 +551,7 @@ class BiasedReLUKernel(Kernel):
     slower at 400 rows). Put a
     :class:`sklearn.preprocessing.Normalizer` after the ``StandardScaler``
     (the paper's setting, and the fast closed form), or choose
-    ``bias_range`` at least the largest input norm (no clipping at all),
+    ``init_scale`` at least the largest input norm (no clipping at all),
     unless the behaviour of the biases outside the data's range is what you
     want to study.
 
@@ -564,7 +568,7 @@ class BiasedReLUKernel(Kernel):
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(20, 3))
     >>> X /= np.linalg.norm(X, axis=1, keepdims=True)
-    >>> kernel = BiasedReLUKernel(bias_range=1.0)
+    >>> kernel = BiasedReLUKernel(init_scale=1.0)
     >>> K = kernel(X)
     >>> K.shape
     (20, 20)
@@ -577,19 +581,45 @@ class BiasedReLUKernel(Kernel):
 
     def __init__(
         self,
-        bias_range: float = 1.0,
+        init_scale: float = 1.0,
         *,
-        bias_range_bounds: tuple[float, float] | str = (1e-2, 1e2),
+        init_scale_bounds: tuple[float, float] | str = (1e-2, 1e2),
+        bias_range: float | str = "deprecated",
+        bias_range_bounds: tuple[float, float] | str = "deprecated",
     ):
+        self.init_scale = init_scale
+        self.init_scale_bounds = init_scale_bounds
         self.bias_range = bias_range
         self.bias_range_bounds = bias_range_bounds
 
+    def _uses_former_names(self) -> bool:
+        return not (
+            isinstance(self.bias_range, str) and self.bias_range == "deprecated"
+        )
+
     @property
-    def hyperparameter_bias_range(self) -> Hyperparameter:
-        return Hyperparameter("bias_range", "numeric", self.bias_range_bounds)
+    def hyperparameter_init_scale(self) -> Hyperparameter:
+        # With the former name, the hyperparameter is the parameter it sets
+        # (theta and clone_with_theta go through the parameter of this name).
+        if self._uses_former_names():
+            bounds = self.bias_range_bounds
+            if isinstance(bounds, str) and bounds == "deprecated":
+                bounds = self.init_scale_bounds
+            return Hyperparameter("bias_range", "numeric", bounds)
+        return Hyperparameter("init_scale", "numeric", self.init_scale_bounds)
 
     def _tau(self) -> float:
-        tau = self.bias_range
+        tau = self.init_scale
+        if self._uses_former_names():
+            warnings.warn(
+                "BiasedReLUKernel's 'bias_range' (and 'bias_range_bounds') were "
+                "renamed 'init_scale' ('init_scale_bounds') in 0.1, the name of "
+                "the networks' parameter, and will be removed in 0.3; pass "
+                f"init_scale={self.bias_range!r} instead.",
+                FutureWarning,
+                stacklevel=3,
+            )
+            tau = self.bias_range
         if (
             not isinstance(tau, Real)
             or isinstance(tau, bool)
@@ -597,8 +627,8 @@ class BiasedReLUKernel(Kernel):
             or tau <= 0
         ):
             raise ValueError(
-                "The 'bias_range' parameter of BiasedReLUKernel must be a positive "
-                f"finite float; got {tau!r}. Pass e.g. bias_range=1.0."
+                "The 'init_scale' parameter of BiasedReLUKernel must be a positive "
+                f"finite float; got {tau!r}. Pass e.g. init_scale=1.0."
             )
         return float(tau)
 
@@ -617,7 +647,7 @@ class BiasedReLUKernel(Kernel):
         Y : array-like of shape (n_samples_Y, n_features), default=None
             Right argument; ``None`` means ``Y = X``.
         eval_gradient : bool, default=False
-            Also return the gradient with respect to ``log(bias_range)``;
+            Also return the gradient with respect to ``log(init_scale)``;
             only allowed when ``Y`` is None.
 
         Returns
@@ -625,7 +655,7 @@ class BiasedReLUKernel(Kernel):
         K : ndarray of shape (n_samples_X, n_samples_Y)
             Kernel matrix.
         K_gradient : ndarray of shape (n_samples_X, n_samples_X, n_dims)
-            ``dK / dlog(bias_range)`` (``n_dims`` is 1, or 0 if the
+            ``dK / dlog(init_scale)`` (``n_dims`` is 1, or 0 if the
             hyperparameter is fixed). Only returned if ``eval_gradient``.
         """
         tau = self._tau()
@@ -641,7 +671,7 @@ class BiasedReLUKernel(Kernel):
                     f"X has {X.shape[1]} features but Y has {Y.shape[1]}; both "
                     "arguments of BiasedReLUKernel need the same number of features."
                 )
-        need_grad = eval_gradient and not self.hyperparameter_bias_range.fixed
+        need_grad = eval_gradient and not self.hyperparameter_init_scale.fixed
         K, G = _kernel_matrix(X, Y, tau, need_grad)
         if not eval_gradient:
             return K
@@ -660,8 +690,8 @@ class BiasedReLUKernel(Kernel):
         Returns
         -------
         K_diag : ndarray of shape (n_samples,)
-            ``k(x_i, x_i)``; equals ``|x|^2 / (2 d) + bias_range^2 / 6`` when
-            ``|x| <= bias_range``.
+            ``k(x_i, x_i)``; equals ``|x|^2 / (2 d) + init_scale^2 / 6`` when
+            ``|x| <= init_scale``.
         """
         tau = self._tau()
         X = validate_input(check_array, X, dtype=np.float64, input_name="X")
@@ -674,6 +704,7 @@ class BiasedReLUKernel(Kernel):
         return False
 
     def __repr__(self) -> str:
-        tau = self.bias_range
+        name = "bias_range" if self._uses_former_names() else "init_scale"
+        tau = getattr(self, name)
         value = f"{tau:.3g}" if isinstance(tau, Real) else repr(tau)
-        return f"{type(self).__name__}(bias_range={value})"
+        return f"{type(self).__name__}({name}={value})"

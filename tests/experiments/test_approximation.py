@@ -226,7 +226,7 @@ def test_rkhs_target_is_a_unit_norm_kernel_expansion():
     target = rkhs_target(15, 5, random_state=3)
     assert target.centres.shape == (15, 5) and target.coef.shape == (15,)
     np.testing.assert_allclose(np.linalg.norm(target.centres, axis=1), 1.0)
-    kernel = BiasedReLUKernel(bias_range=1.0)
+    kernel = BiasedReLUKernel(init_scale=1.0)
     gram = kernel(target.centres * (1 - 1e-9))
     assert target.coef @ gram @ target.coef == pytest.approx(1.0, rel=1e-8)
     X = sphere(50, 5, seed=4)

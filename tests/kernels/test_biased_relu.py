@@ -48,7 +48,7 @@ def test_matches_monte_carlo_features(d, tau):
             mixed_norm_inputs(rng, 4, d, 1.5, 3.0),  # beyond the bias range
         ]
     )
-    K = BiasedReLUKernel(bias_range=tau)(X)
+    K = BiasedReLUKernel(init_scale=tau)(X)
     mean, se = monte_carlo(X, tau, n_features=2_000_000, seed=d)
     # 5 standard errors of the Monte-Carlo mean (64 entries: a false alarm
     # has probability < 1e-4).
@@ -60,7 +60,7 @@ def test_d1_matches_exact_expectation():
     # d = 1: w = +-1, so only the bias needs integrating.
     tau = 0.7
     x = np.array([[-2.0], [-0.3], [0.5], [1.4]])
-    K = BiasedReLUKernel(bias_range=tau)(x)
+    K = BiasedReLUKernel(init_scale=tau)(x)
     for i in range(4):
         for j in range(4):
             exact = 0.0
@@ -144,7 +144,7 @@ def test_matches_brute_force_integral(d, tau, norms):
     x, y = rng.normal(size=(2, d))
     x *= norms[0] / np.linalg.norm(x)
     y *= norms[1] / np.linalg.norm(y)
-    k = BiasedReLUKernel(bias_range=tau)(np.stack([x, y]))
+    k = BiasedReLUKernel(init_scale=tau)(np.stack([x, y]))
     assert k[0, 1] == pytest.approx(brute_force(x, y, tau), abs=1e-8)
     assert k[0, 0] == pytest.approx(brute_force(x, x, tau), abs=1e-8)
 
@@ -154,7 +154,7 @@ def test_closed_form_on_the_sphere():
     d, tau = 4, 1.5
     X = rng.normal(size=(7, d))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
-    K = BiasedReLUKernel(bias_range=tau)(X)
+    K = BiasedReLUKernel(init_scale=tau)(X)
     c_d = math.gamma(d / 2) / (math.sqrt(math.pi) * math.gamma((d + 3) / 2))
     dist = np.linalg.norm(X[:, None] - X[None], axis=-1)
     expected = X @ X.T / (2 * d) + tau**2 / 6 + c_d * dist**3 / (24 * tau)
@@ -167,7 +167,7 @@ def test_closed_form_on_the_sphere():
 def test_symmetric_psd_and_diag(d, tau):
     rng = np.random.default_rng(d)
     X = mixed_norm_inputs(rng, 60, d)
-    kernel = BiasedReLUKernel(bias_range=tau)
+    kernel = BiasedReLUKernel(init_scale=tau)
     K = kernel(X)
     np.testing.assert_array_equal(K, K.T)
     np.testing.assert_allclose(kernel(X, X), K, rtol=1e-10, atol=1e-14)
@@ -179,7 +179,7 @@ def test_symmetric_psd_and_diag(d, tau):
 def test_cross_kernel_shape_and_blocks():
     rng = np.random.default_rng(1)
     X, Y = mixed_norm_inputs(rng, 5, 3), mixed_norm_inputs(rng, 3, 3)
-    kernel = BiasedReLUKernel(bias_range=0.8)
+    kernel = BiasedReLUKernel(init_scale=0.8)
     K = kernel(X, Y)
     assert K.shape == (5, 3)
     full = kernel(np.vstack([X, Y]))
@@ -189,7 +189,7 @@ def test_cross_kernel_shape_and_blocks():
 def test_chunking_does_not_change_the_result(monkeypatch):
     rng = np.random.default_rng(2)
     X = mixed_norm_inputs(rng, 12, 4)
-    kernel = BiasedReLUKernel(bias_range=0.5)
+    kernel = BiasedReLUKernel(init_scale=0.5)
     K, G = kernel(X, eval_gradient=True)
     Y = mixed_norm_inputs(rng, 9, 4)
     K_xy = kernel(X, Y)
@@ -205,10 +205,10 @@ def test_chunking_does_not_change_the_result(monkeypatch):
 def test_quadrature_is_converged():
     rng = np.random.default_rng(3)
     X = mixed_norm_inputs(rng, 15, 5, 0.5, 4.0)
-    K = BiasedReLUKernel(bias_range=0.1)(X)
+    K = BiasedReLUKernel(init_scale=0.1)(X)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(biased_relu_module, "_N_ARC_NODES", 128)
-        K_fine = BiasedReLUKernel(bias_range=0.1)(X)
+        K_fine = BiasedReLUKernel(init_scale=0.1)(X)
     assert np.abs(K - K_fine).max() <= 1e-9 * np.abs(K_fine).max()
 
 
@@ -216,7 +216,7 @@ def test_quadrature_is_converged():
 def test_gradient_matches_finite_differences(d, tau):
     rng = np.random.default_rng(d)
     X = mixed_norm_inputs(rng, 10, d, 0.2, 3.0)
-    kernel = BiasedReLUKernel(bias_range=tau)
+    kernel = BiasedReLUKernel(init_scale=tau)
     K, G = kernel(X, eval_gradient=True)
     assert G.shape == (10, 10, 1)
     np.testing.assert_array_equal(K, kernel(X))
@@ -228,9 +228,9 @@ def test_gradient_matches_finite_differences(d, tau):
     assert np.abs(G).max() > 1e-3 * np.abs(K).max()
 
 
-def test_fixed_bias_range_has_no_gradient():
+def test_fixed_init_scale_has_no_gradient():
     X = np.random.default_rng(0).normal(size=(4, 3))
-    kernel = BiasedReLUKernel(0.5, bias_range_bounds="fixed")
+    kernel = BiasedReLUKernel(0.5, init_scale_bounds="fixed")
     K, G = kernel(X, eval_gradient=True)
     assert G.shape == (4, 4, 0)
     np.testing.assert_array_equal(K, kernel(X))
@@ -239,22 +239,26 @@ def test_fixed_bias_range_has_no_gradient():
 
 # ---------------------------------------------------------- sklearn API
 def test_params_clone_and_hyperparameters():
-    kernel = BiasedReLUKernel(bias_range=0.7, bias_range_bounds=(0.1, 10.0))
+    kernel = BiasedReLUKernel(init_scale=0.7, init_scale_bounds=(0.1, 10.0))
     assert kernel.get_params() == {
-        "bias_range": 0.7,
-        "bias_range_bounds": (0.1, 10.0),
+        "init_scale": 0.7,
+        "init_scale_bounds": (0.1, 10.0),
+        "bias_range": "deprecated",  # the former names, until 0.3
+        "bias_range_bounds": "deprecated",
     }
     cloned = clone(kernel)
     assert cloned == kernel and cloned is not kernel
     np.testing.assert_allclose(kernel.theta, [np.log(0.7)])
     np.testing.assert_allclose(kernel.bounds, np.log([[0.1, 10.0]]))
-    assert kernel.clone_with_theta(np.log([2.0])).bias_range == pytest.approx(2.0)
+    assert kernel.clone_with_theta(np.log([2.0])).init_scale == pytest.approx(2.0)
     assert kernel.is_stationary() is False
     assert kernel.requires_vector_input
-    assert repr(kernel) == "BiasedReLUKernel(bias_range=0.7)"
+    assert repr(kernel) == "BiasedReLUKernel(init_scale=0.7)"
     assert BiasedReLUKernel().get_params() == {
-        "bias_range": 1.0,
-        "bias_range_bounds": (1e-2, 1e2),
+        "init_scale": 1.0,
+        "init_scale_bounds": (1e-2, 1e2),
+        "bias_range": "deprecated",
+        "bias_range_bounds": "deprecated",
     }
 
 
@@ -262,7 +266,7 @@ def test_kernel_ridge_solves_the_kernel_system():
     rng = np.random.default_rng(0)
     X = mixed_norm_inputs(rng, 30, 4, 0.5, 1.5)
     y = np.maximum(X[:, 0], 0) - X[:, 1] ** 2
-    kernel = BiasedReLUKernel(bias_range=1.0)
+    kernel = BiasedReLUKernel(init_scale=1.0)
     model = KernelRidge(alpha=1e-2, kernel=kernel).fit(X, y)
     K = kernel(X)
     np.testing.assert_allclose(
@@ -274,11 +278,11 @@ def test_kernel_ridge_solves_the_kernel_system():
     )
 
 
-def test_gaussian_process_optimises_bias_range():
+def test_gaussian_process_optimises_init_scale():
     rng = np.random.default_rng(0)
     X = mixed_norm_inputs(rng, 30, 3, 0.8, 1.2)
     y = np.maximum(X @ np.array([1.0, -0.5, 0.3]) - 0.2, 0) + 0.05 * rng.normal(size=30)
-    kernel = BiasedReLUKernel(bias_range=5.0) + WhiteKernel(noise_level=1e-2)
+    kernel = BiasedReLUKernel(init_scale=5.0) + WhiteKernel(noise_level=1e-2)
     gp = GaussianProcessRegressor(kernel=kernel, random_state=0).fit(X, y)
     # The log marginal likelihood gradient used by the optimiser is correct ...
     theta = np.log([0.6, 2e-3])
@@ -293,22 +297,22 @@ def test_gaussian_process_optimises_bias_range():
             - gp.log_marginal_likelihood(theta - step)
         ) / (2 * h)
         assert grad[i] == pytest.approx(fd, rel=1e-5, abs=1e-5)
-    # ... and the optimiser moved bias_range and improved the likelihood.
-    assert gp.kernel_.k1.bias_range != pytest.approx(5.0, rel=1e-3)
+    # ... and the optimiser moved init_scale and improved the likelihood.
+    assert gp.kernel_.k1.init_scale != pytest.approx(5.0, rel=1e-3)
     assert gp.log_marginal_likelihood_value_ > gp.log_marginal_likelihood(kernel.theta)
     assert gp.score(X, y) > 0.9
     assert 1e-4 < gp.kernel_.k2.noise_level < 1e-1
 
 
 # -------------------------------------------------------------- bad inputs
-@pytest.mark.parametrize("bias_range", [0.0, -1.0, np.inf, np.nan, "1", True])
-def test_rejects_bad_bias_range(bias_range):
-    kernel = BiasedReLUKernel(bias_range=bias_range)
-    with pytest.raises(ValueError, match="bias_range"):
+@pytest.mark.parametrize("init_scale", [0.0, -1.0, np.inf, np.nan, "1", True])
+def test_rejects_bad_init_scale(init_scale):
+    kernel = BiasedReLUKernel(init_scale=init_scale)
+    with pytest.raises(ValueError, match="init_scale"):
         kernel(np.ones((2, 2)))
-    with pytest.raises(ValueError, match="bias_range"):
+    with pytest.raises(ValueError, match="init_scale"):
         kernel.diag(np.ones((2, 2)))
-    assert repr(kernel).startswith("BiasedReLUKernel(bias_range=")
+    assert repr(kernel).startswith("BiasedReLUKernel(init_scale=")
 
 
 def test_rejects_bad_inputs():
@@ -334,16 +338,34 @@ def test_tail_moment_recurrence_matches_incomplete_beta(d, monkeypatch):
 
 
 def test_fast_path_matches_the_general_quadrature_off_the_sphere():
-    # Standardised-like inputs (norms 0.2-4 around bias_range 0.7, d = 6):
+    # Standardised-like inputs (norms 0.2-4 around init_scale 0.7, d = 6):
     # the decomposition into per-point moments and one cap-intersection
     # integral equals the general angular quadrature (which still computes
     # the gradient) to rounding.
     rng = np.random.default_rng(5)
     X = mixed_norm_inputs(rng, 40, 6, 0.2, 4.0)
-    K = BiasedReLUKernel(bias_range=0.7)(X)
+    K = BiasedReLUKernel(init_scale=0.7)(X)
     sq = np.einsum("ij,ij->i", X, X)
     sq1, sq2 = np.broadcast_arrays(sq[:, None], sq[None, :])
     general, _ = biased_relu_module._biased_relu_pairs(
         sq1.ravel(), sq2.ravel(), (X @ X.T).ravel(), d=6, tau=0.7
     )
     np.testing.assert_allclose(K, general.reshape(K.shape), rtol=0, atol=1e-12)
+
+
+def test_former_name_bias_range_still_works_with_a_future_warning():
+    # One spelling across kernel, features and networks: init_scale.
+    X = np.random.default_rng(0).normal(size=(12, 3))
+    current = BiasedReLUKernel(init_scale=0.7)
+    former = BiasedReLUKernel(bias_range=0.7, bias_range_bounds=(0.1, 10.0))
+    with pytest.warns(FutureWarning, match="'bias_range'.*renamed 'init_scale'"):
+        K_former = former(X)
+    np.testing.assert_array_equal(K_former, current(X))
+    # The former name stays the hyperparameter it sets, so GP tuning works.
+    assert former.hyperparameter_init_scale.name == "bias_range"
+    np.testing.assert_allclose(former.theta, np.log([0.7]))
+    tuned = former.clone_with_theta(np.log([2.0]))
+    assert tuned.bias_range == pytest.approx(2.0)
+    with pytest.warns(FutureWarning):
+        np.testing.assert_allclose(tuned(X), BiasedReLUKernel(init_scale=2.0)(X))
+    assert repr(current) == "BiasedReLUKernel(init_scale=0.7)"

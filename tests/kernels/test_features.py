@@ -43,7 +43,7 @@ def test_feature_inner_products_converge_to_the_kernel():
     estimate = Z @ Z.T / m
     products = Z[:, None, :] * Z[None, :, :]
     standard_error = products.std(axis=2) / np.sqrt(m)
-    exact = BiasedReLUKernel(bias_range=1.5)(X)
+    exact = BiasedReLUKernel(init_scale=1.5)(X)
     assert np.all(np.abs(estimate - exact) <= 5 * standard_error + 1e-12)
 
 

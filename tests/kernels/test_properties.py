@@ -1,7 +1,7 @@
 """Property tests of BiasedReLUKernel on random points (hypothesis,
 derandomised): symmetry, positive semi-definiteness, nonnegativity and the
 diagonal formula. Points are drawn both inside the ball of radius
-``bias_range`` (closed form) and outside it (clipping correction)."""
+``init_scale`` (closed form) and outside it (clipping correction)."""
 
 import numpy as np
 from hypothesis import given, settings
@@ -32,7 +32,7 @@ def point_sets(draw, max_samples=7):
 @given(data=point_sets())
 def test_kernel_matrix_is_symmetric(data):
     X, tau = data
-    kernel = BiasedReLUKernel(bias_range=tau)
+    kernel = BiasedReLUKernel(init_scale=tau)
     K = kernel(X)
     np.testing.assert_array_equal(K, K.T)
     Y = X[::-1] * 0.7
@@ -43,7 +43,7 @@ def test_kernel_matrix_is_symmetric(data):
 @given(data=point_sets())
 def test_kernel_matrix_is_psd_and_nonnegative(data):
     X, tau = data
-    K = BiasedReLUKernel(bias_range=tau)(X)
+    K = BiasedReLUKernel(init_scale=tau)(X)
     # An expectation of products of ReLUs: entrywise nonnegative, and a Gram
     # matrix of features, so PSD (and Cauchy-Schwarz holds) up to rounding.
     assert np.all(K >= 0)
@@ -63,7 +63,7 @@ def test_diag_is_the_formula_inside_the_ball(data):
         X = np.zeros((1, data[0].shape[1]))
     d = X.shape[1]
     expected = np.sum(X**2, axis=1) / (2 * d) + tau**2 / 6
-    kernel = BiasedReLUKernel(bias_range=tau)
+    kernel = BiasedReLUKernel(init_scale=tau)
     np.testing.assert_allclose(kernel.diag(X), expected, rtol=1e-12)
 
 
@@ -71,5 +71,5 @@ def test_diag_is_the_formula_inside_the_ball(data):
 @given(data=point_sets())
 def test_diag_matches_the_kernel_matrix_everywhere(data):
     X, tau = data
-    kernel = BiasedReLUKernel(bias_range=tau)
+    kernel = BiasedReLUKernel(init_scale=tau)
     np.testing.assert_allclose(kernel.diag(X), np.diag(kernel(X)), rtol=1e-10)
