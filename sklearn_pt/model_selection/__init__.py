@@ -1,7 +1,7 @@
 """Sweeps that reveal phase transitions, and their displays."""
 
 from ._display import PhaseTransitionDisplay
-from ._proportion_curve import proportion_curve
+from ._proportion_curve import ProportionCurveResult, proportion_curve
 from ._sample_ratio import (
     estimator_overlap,
     rate_crossing,
@@ -11,6 +11,7 @@ from ._sample_ratio import (
 
 __all__ = [
     "PhaseTransitionDisplay",
+    "ProportionCurveResult",
     "estimator_overlap",
     "proportion_curve",
     "rate_crossing",

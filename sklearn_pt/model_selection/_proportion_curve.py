@@ -17,9 +17,61 @@ from .._compat import _safe_indexing
 from ._batched import batched_unsupported_reason, batched_validation_curves
 from ._progress import quiet_fit, run_tasks, warn_convergence
 
-__all__ = ["proportion_curve"]
+__all__ = ["ProportionCurveResult", "proportion_curve"]
 
 STRATEGIES = ("auto", "batched", "sequential")
+
+
+class ProportionCurveResult(tuple):
+    """``(train_scores, test_scores)`` of :func:`proportion_curve`.
+
+    A tuple of two arrays of shape ``(n_proportions, n_seeds, n_splits)``,
+    with the sweep's values and seeds beside them.
+
+    Attributes
+    ----------
+    train_scores, test_scores : ndarray of shape (n_proportions, n_seeds, \
+n_splits)
+    proportions : ndarray of shape (n_proportions,)
+        The values of the swept parameter.
+    random_states : list
+        The seeds (``[None]`` for the estimator's own).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_pt.model_selection import ProportionCurveResult
+    >>> result = ProportionCurveResult(np.zeros((3, 2, 5)), np.ones((3, 2, 5)),
+    ...                                [0.0, 0.5, 1.0], [0, 1])
+    >>> train, test = result
+    >>> result.folded()[1].shape  # validation_curve's (n_params, n_splits)
+    (3, 10)
+    """
+
+    def __new__(cls, train_scores, test_scores, proportions, random_states):
+        result = super().__new__(cls, (train_scores, test_scores))
+        result.proportions = np.asarray(proportions)
+        result.random_states = list(random_states)
+        return result
+
+    def __getnewargs__(self):
+        return (*self, self.proportions, self.random_states)
+
+    @property
+    def train_scores(self) -> np.ndarray:
+        return self[0]
+
+    @property
+    def test_scores(self) -> np.ndarray:
+        return self[1]
+
+    def folded(self) -> tuple[np.ndarray, np.ndarray]:
+        """Train and test scores of shape ``(n_proportions, n_seeds *
+        n_splits)``, seed-major (the splits of seed 0, then of seed 1, ...),
+        as :func:`~sklearn.model_selection.validation_curve` returns them."""
+        return tuple(
+            scores.reshape(scores.shape[0], -1) for scores in (self[0], self[1])
+        )
 
 
 def proportion_curve(
@@ -35,7 +87,7 @@ def proportion_curve(
     random_states: Sequence[int] = (0,),
     strategy: str = "auto",
     verbose: int = 0,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> ProportionCurveResult:
     """Train and test scores against the trainable proportion, over seeds.
 
     :func:`sklearn.model_selection.validation_curve` repeated for each
@@ -87,8 +139,13 @@ def proportion_curve(
 
     Returns
     -------
-    train_scores, test_scores : ndarray of shape (n_proportions, n_seeds, n_splits)
-        Scores (higher is better, as everywhere in scikit-learn).
+    result : ProportionCurveResult
+        The pair ``(train_scores, test_scores)``, each of shape
+        ``(n_proportions, n_seeds, n_splits)`` (scores: higher is better, as
+        everywhere in scikit-learn), which unpacks as a tuple. Code written
+        for :func:`~sklearn.model_selection.validation_curve`'s
+        ``(n_params, n_splits)`` arrays takes ``result.folded()``: the seeds
+        folded into the splits, ``(n_proportions, n_seeds * n_splits)``.
 
     Notes
     -----
@@ -132,6 +189,10 @@ def proportion_curve(
     ...                                cv=2, random_states=[0, 1])
     >>> train.shape
     (2, 2, 2)
+    >>> [scores.shape for scores in proportion_curve(
+    ...     reg, X, y / y.std(), proportions=[0, 1], cv=2, random_states=[0, 1]
+    ... ).folded()]
+    [(2, 4), (2, 4)]
     """
     if strategy not in STRATEGIES:
         raise ValueError(
@@ -149,7 +210,7 @@ def proportion_curve(
             "not possible."
         )
     if strategy != "sequential" and reason is None:
-        return batched_validation_curves(
+        train, test = batched_validation_curves(
             estimator,
             X,
             y,
@@ -160,18 +221,20 @@ def proportion_curve(
             scoring=scoring,
             verbose=verbose,
         )
-    return _sequential_curves(
-        estimator,
-        X,
-        y,
-        param_name,
-        list(proportions),
-        seeds,
-        cv,
-        scoring,
-        n_jobs,
-        verbose,
-    )
+    else:
+        train, test = _sequential_curves(
+            estimator,
+            X,
+            y,
+            param_name,
+            list(proportions),
+            seeds,
+            cv,
+            scoring,
+            n_jobs,
+            verbose,
+        )
+    return ProportionCurveResult(train, test, list(proportions), seeds)
 
 
 def _sequential_curves(

@@ -92,3 +92,28 @@ def test_display_from_estimator_and_results():
     assert display.ax_.get_xscale() == "symlog"
     with pytest.raises(ValueError, match="neg_"):
         PhaseTransitionDisplay.from_estimator(reg, X, y, scoring="r2")
+
+
+def test_result_unpacks_folds_seeds_into_splits_and_pickles():
+    # validation_curve's (n_params, n_splits) by folding the seeds into the
+    # splits, seed-major; the plain pair otherwise.
+    import pickle
+
+    from sklearn_pt.model_selection import ProportionCurveResult
+
+    X, y = make_sphere_regression(n_samples=90)
+    reg = PartiallyTrainableRegressor(**FAST)
+    result = proportion_curve(
+        reg, X, y, proportions=[0.0, 1.0], cv=3, random_states=[0, 7]
+    )
+    assert isinstance(result, ProportionCurveResult)
+    train, test = result
+    assert train is result.train_scores and test is result.test_scores
+    folded_train, folded_test = result.folded()
+    assert folded_test.shape == (2, 6)
+    np.testing.assert_array_equal(folded_test[:, 3:], test[:, 1])
+    np.testing.assert_array_equal(result.proportions, [0.0, 1.0])
+    assert result.random_states == [0, 7]
+    copy = pickle.loads(pickle.dumps(result))
+    np.testing.assert_array_equal(copy.folded()[0], folded_train)
+    assert copy.random_states == [0, 7]
