@@ -55,7 +55,7 @@ API_MODULES = (
     "sklearn_pt.model_selection",
     "sklearn_pt.feature_extraction",
     "sklearn_pt.spectral",
-    "sklearn_pt.linear_model",
+    "sklearn_pt.decomposition",
     "sklearn_pt.experiments",
     "sklearn_pt.exceptions",
 )

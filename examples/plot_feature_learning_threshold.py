@@ -18,7 +18,7 @@ This script measures the success rate against ``delta`` with
   quadratic and the GeLU activation, from a random initialisation (rows
   ``N(0, I/d)``) and from the spectral initialisation;
 * the spectral estimator alone
-  (:class:`~sklearn_pt.linear_model.SpectralEstimator`), the baseline;
+  (:class:`~sklearn_pt.decomposition.SpectralEstimator`), the baseline;
 
 and prints where each curve crosses 1/2, next to the paper's values.
 
@@ -50,7 +50,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from sklearn_pt.datasets import make_phase_retrieval
-from sklearn_pt.linear_model import SpectralEstimator
+from sklearn_pt.decomposition import SpectralEstimator
 from sklearn_pt.model_selection import sample_ratio_curve
 from sklearn_pt.neural_network import FirstLayerGDRegressor
 

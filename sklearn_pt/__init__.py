@@ -15,8 +15,9 @@ datasets
     compositional targets.
 feature_extraction
     Learned features as transformers (two steps of GD).
-linear_model
-    The spectral estimator of phase retrieval and multi-index models.
+decomposition
+    The spectral estimator of phase retrieval and multi-index models (a
+    transformer estimating directions; ``linear_model`` until 0.1).
 spectral
     Weight and Hessian spectra.
 model_selection

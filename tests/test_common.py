@@ -6,9 +6,9 @@ seconds on a CPU.
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from sklearn_pt.decomposition import SpectralEstimator
 from sklearn_pt.feature_extraction import TwoStepFeatures
 from sklearn_pt.kernels import BiasedReLUFeatures
-from sklearn_pt.linear_model import SpectralEstimator
 from sklearn_pt.neural_network import (
     FirstLayerGDRegressor,
     PartiallyTrainableRegressor,

@@ -19,7 +19,7 @@ from joblib import parallel_backend
 from sklearn.model_selection import GridSearchCV
 
 from sklearn_pt.datasets import make_phase_retrieval
-from sklearn_pt.linear_model import SpectralEstimator
+from sklearn_pt.decomposition import SpectralEstimator
 from sklearn_pt.model_selection import proportion_curve, sample_ratio_curve
 from sklearn_pt.neural_network import FirstLayerGDRegressor, PartiallyTrainableRegressor
 from tests.conftest import make_sphere_regression

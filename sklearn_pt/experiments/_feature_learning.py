@@ -13,7 +13,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from ..datasets import make_phase_retrieval
-from ..linear_model import SpectralEstimator
+from ..decomposition import SpectralEstimator
 from ..model_selection import rate_crossing, sample_ratio_threshold
 from ..neural_network import FirstLayerGDRegressor
 from ..theory import spectral_overlap, spectral_threshold
@@ -629,7 +629,7 @@ def run_feature_learning(
     first-layer GD with the quadratic and the GeLU activation
     (:class:`~sklearn_pt.neural_network.FirstLayerGDRegressor`, full batch,
     a step budget growing with log d, :func:`step_budget`) and the spectral
-    method (:class:`~sklearn_pt.linear_model.SpectralEstimator`), finds the
+    method (:class:`~sklearn_pt.decomposition.SpectralEstimator`), finds the
     delta = n/d at which the success rate (overlap > 0.5) crosses 1/2 by
     :func:`~sklearn_pt.model_selection.sample_ratio_threshold` (coarse grid,
     bisection, bootstrap interval over seeds), reports the test-loss

@@ -1,22 +1,27 @@
-"""Linear-algebra estimators of latent directions.
+"""Deprecated: moved to :mod:`sklearn_pt.decomposition` in 0.1.
 
-- :class:`SpectralEstimator` -- the spectral method for phase retrieval and
-  index models (top eigenvectors of a preprocessed second-moment matrix);
-- :func:`optimal_preprocessing` -- Mondelli--Montanari's preprocessing;
-- :func:`spectral_matrix` -- the matrix ``(1/n) sum_i T(y_i) x_i x_i^T``;
-- :func:`subspace_overlap` -- overlap of two sets of directions.
+``SpectralEstimator`` is a transformer that estimates directions, which a
+scikit-learn user looks for next to ``PCA``. Importing a name from here still
+works, with a ``FutureWarning``, until 0.3.
 """
 
-from ._spectral import (
-    SpectralEstimator,
-    optimal_preprocessing,
-    spectral_matrix,
-    subspace_overlap,
-)
+import warnings
 
-__all__ = [
-    "SpectralEstimator",
-    "optimal_preprocessing",
-    "spectral_matrix",
-    "subspace_overlap",
-]
+from .. import decomposition as _decomposition
+
+__all__: list[str] = []
+
+_MOVED = frozenset(_decomposition.__all__)
+
+
+def __getattr__(name: str):
+    if name in _MOVED:
+        warnings.warn(
+            f"sklearn_pt.linear_model.{name} moved to sklearn_pt.decomposition."
+            f"{name} in 0.1; sklearn_pt.linear_model will be removed in 0.3. "
+            f"Import it with: from sklearn_pt.decomposition import {name}",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return getattr(_decomposition, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -47,7 +47,7 @@ def estimator_overlap(estimator, directions) -> float:
     """Overlap of a fitted estimator's learned directions with the true ones.
 
     Uses the estimator's ``overlap(directions)`` method when it has one (as
-    :class:`~sklearn_pt.linear_model.SpectralEstimator`), else its first-layer
+    :class:`~sklearn_pt.decomposition.SpectralEstimator`), else its first-layer
     weights ``first_layer_weights_`` (as
     :class:`~sklearn_pt.neural_network.FirstLayerGDRegressor`) through
     :func:`~sklearn_pt.neural_network.neuron_overlap`. The last step of a
@@ -234,7 +234,7 @@ def sample_ratio_curve(
     ----------
     estimator : estimator
         For example :class:`~sklearn_pt.neural_network.FirstLayerGDRegressor`
-        or :class:`~sklearn_pt.linear_model.SpectralEstimator` (or a pipeline
+        or :class:`~sklearn_pt.decomposition.SpectralEstimator` (or a pipeline
         ending in one). Its ``random_state``, when it has one, is set to the
         repetition's seed.
     make_data : callable
@@ -314,7 +314,7 @@ def sample_ratio_curve(
     --------
     >>> from functools import partial
     >>> from sklearn_pt.datasets import make_phase_retrieval
-    >>> from sklearn_pt.linear_model import SpectralEstimator
+    >>> from sklearn_pt.decomposition import SpectralEstimator
     >>> from sklearn_pt.model_selection import sample_ratio_curve
     >>> curve = sample_ratio_curve(
     ...     SpectralEstimator(),
@@ -520,7 +520,7 @@ strategy, n_jobs, random_state, error_score
     --------
     >>> from functools import partial
     >>> from sklearn_pt.datasets import make_phase_retrieval
-    >>> from sklearn_pt.linear_model import SpectralEstimator
+    >>> from sklearn_pt.decomposition import SpectralEstimator
     >>> from sklearn_pt.model_selection import sample_ratio_threshold
     >>> found = sample_ratio_threshold(
     ...     SpectralEstimator(),

@@ -28,7 +28,7 @@ from .._engine import (
     predict_numpy,
     train_module,
 )
-from ..linear_model import SpectralEstimator, subspace_overlap
+from ..decomposition import SpectralEstimator, subspace_overlap
 from ..nn._activations import ACTIVATIONS
 from ..spectral._hessian import HessianMonitor
 from ._two_step import check_width
@@ -71,7 +71,7 @@ def neuron_overlap(weight, directions) -> float:
 
     For one direction (``k = 1``): ``max_j |<w_j, theta>| / (|w_j| |theta|)``,
     the best neuron's cosine with ``theta``. For ``k > 1``: the
-    :func:`~sklearn_pt.linear_model.subspace_overlap` of the span of the
+    :func:`~sklearn_pt.decomposition.subspace_overlap` of the span of the
     ``min(k, m)`` top right singular vectors of ``W`` with ``span(Theta)``.
 
     Parameters
@@ -182,7 +182,7 @@ default="ones"
 (width, n_features), default="random"
         ``"random"``: rows ``w_j ~ N(0, I_d / d)``. ``"spectral"``: the
         random rows with their component in the span of the spectral
-        estimate of :class:`~sklearn_pt.linear_model.SpectralEstimator`
+        estimate of :class:`~sklearn_pt.decomposition.SpectralEstimator`
         (default settings: one direction, optimal preprocessing) replaced by
         ``N(0, 1)`` coordinates in that span, so that every neuron starts
         with an ``O(1)`` overlap with the spectral estimate (and the neurons
@@ -269,7 +269,7 @@ default="ones"
 
     See Also
     --------
-    sklearn_pt.linear_model.SpectralEstimator : The spectral baseline.
+    sklearn_pt.decomposition.SpectralEstimator : The spectral baseline.
     sklearn_pt.spectral.hessian_spectrum : Hessian spectrum of a fitted model.
     sklearn_pt.model_selection.sample_ratio_curve : Success rate against
         ``delta = n / d``.

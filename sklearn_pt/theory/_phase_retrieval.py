@@ -4,7 +4,7 @@ The high-dimensional limit (``n, d -> inf``, ``n / d = delta``) of the squared
 overlap ``<theta_hat, theta*>^2`` between ``theta*`` and the top eigenvector
 of ``D = (1/n) sum_i T(y_i) x_i x_i^T``, for real, noiseless phase retrieval
 ``y = <theta*, x>^2``, ``x ~ N(0, I_d)``, and for the preprocessings ``T`` of
-:class:`~sklearn_pt.linear_model.SpectralEstimator`: the fixed-point equations
+:class:`~sklearn_pt.decomposition.SpectralEstimator`: the fixed-point equations
 of Lu and Li (2020), the weak-recovery threshold of Mondelli and Montanari
 (2019). The Gaussian expectations are computed by composite Gauss--Legendre
 quadrature.
@@ -296,8 +296,8 @@ def spectral_overlap(
     ``<theta_hat, theta*>^2`` for the top eigenvector ``theta_hat`` of
     ``D = (1/n) sum_i T(y_i) x_i x_i^T`` in real, noiseless phase retrieval
     ``y = <theta*, x>^2``, ``x ~ N(0, I_d)``, ``|theta*| = 1``: the estimator
-    :class:`~sklearn_pt.linear_model.SpectralEstimator` with the same
-    ``preprocessing`` (its :meth:`~sklearn_pt.linear_model.SpectralEstimator.overlap`
+    :class:`~sklearn_pt.decomposition.SpectralEstimator` with the same
+    ``preprocessing`` (its :meth:`~sklearn_pt.decomposition.SpectralEstimator.overlap`
     is the unsquared ``|<theta_hat, theta*>|``).
 
     Parameters
@@ -307,7 +307,7 @@ def spectral_overlap(
     preprocessing : {"optimal", "trimming", "identity"}, default="optimal"
         The map ``T``, as in ``SpectralEstimator``: Mondelli--Montanari's
         ``T(y) = (y_+ - 1) / (y_+ + sqrt(delta / delta_u) - 1)``
-        (:func:`~sklearn_pt.linear_model.optimal_preprocessing`);
+        (:func:`~sklearn_pt.decomposition.optimal_preprocessing`);
         ``T(y) = y 1{y <= trimming_threshold}``; or ``T(y) = y``, responses
         normalised to mean one.
     trimming_threshold : float, default=9.0
@@ -322,7 +322,7 @@ def spectral_overlap(
     See Also
     --------
     spectral_threshold : The ``delta`` above which the overlap is positive.
-    sklearn_pt.linear_model.SpectralEstimator : The estimator described.
+    sklearn_pt.decomposition.SpectralEstimator : The estimator described.
 
     Notes
     -----
@@ -438,7 +438,7 @@ def spectral_threshold(
     ----------
     preprocessing : {"optimal", "trimming", "identity"}, default="optimal"
         The map ``T``, as in
-        :class:`~sklearn_pt.linear_model.SpectralEstimator`.
+        :class:`~sklearn_pt.decomposition.SpectralEstimator`.
     trimming_threshold : float, default=9.0
         The cut of ``"trimming"``, in units of ``mean|y|``; ignored otherwise.
 

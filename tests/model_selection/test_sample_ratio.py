@@ -8,8 +8,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from sklearn_pt.datasets import make_phase_retrieval
+from sklearn_pt.decomposition import SpectralEstimator
 from sklearn_pt.exceptions import DivergenceError
-from sklearn_pt.linear_model import SpectralEstimator
 from sklearn_pt.model_selection import (
     estimator_overlap,
     sample_ratio_curve,

@@ -7,8 +7,8 @@ from scipy.stats import norm
 from sklearn.base import clone
 
 from sklearn_pt.datasets import make_multi_index, make_phase_retrieval
+from sklearn_pt.decomposition import SpectralEstimator
 from sklearn_pt.exceptions import DivergenceError
-from sklearn_pt.linear_model import SpectralEstimator
 from sklearn_pt.neural_network import (
     FirstLayerGDRegressor,
     FirstLayerNetwork,

@@ -8,8 +8,10 @@ from scipy.integrate import quad
 from scipy.special import erfcx
 
 from sklearn_pt.datasets import make_phase_retrieval
-from sklearn_pt.linear_model import SpectralEstimator, optimal_preprocessing
-from sklearn_pt.linear_model._spectral import PREPROCESSINGS as ESTIMATOR_PREPROCESSINGS
+from sklearn_pt.decomposition import SpectralEstimator, optimal_preprocessing
+from sklearn_pt.decomposition._spectral import (
+    PREPROCESSINGS as ESTIMATOR_PREPROCESSINGS,
+)
 from sklearn_pt.theory import spectral_overlap, spectral_threshold
 from sklearn_pt.theory._phase_retrieval import (
     PREPROCESSINGS,

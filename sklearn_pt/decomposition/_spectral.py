@@ -75,7 +75,7 @@ def optimal_preprocessing(y: np.ndarray, delta: float) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_pt.linear_model import optimal_preprocessing
+    >>> from sklearn_pt.decomposition import optimal_preprocessing
     >>> optimal_preprocessing(np.array([0.0, 1.0, 3.0]), delta=2.0).tolist()
     [-1.0, 0.0, 0.5]
     """
@@ -115,7 +115,7 @@ def spectral_matrix(X: np.ndarray, values: np.ndarray) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_pt.linear_model import spectral_matrix
+    >>> from sklearn_pt.decomposition import spectral_matrix
     >>> spectral_matrix(np.eye(2), np.array([2.0, 4.0]))
     array([[1., 0.],
            [0., 2.]])
@@ -143,7 +143,7 @@ def subspace_overlap(A, B) -> float:
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_pt.linear_model import subspace_overlap
+    >>> from sklearn_pt.decomposition import subspace_overlap
     >>> round(subspace_overlap(np.array([1.0, 1.0]), np.array([1.0, 0.0])), 4)
     0.7071
     """
@@ -242,7 +242,7 @@ default="optimal"
     Examples
     --------
     >>> from sklearn_pt.datasets import make_phase_retrieval
-    >>> from sklearn_pt.linear_model import SpectralEstimator
+    >>> from sklearn_pt.decomposition import SpectralEstimator
     >>> X, y, theta = make_phase_retrieval(600, 100, random_state=0,
     ...                                    return_directions=True)
     >>> spectral = SpectralEstimator().fit(X, y)

@@ -1,0 +1,26 @@
+"""Estimators of latent directions, shaped like scikit-learn's decomposition.
+
+- :class:`SpectralEstimator` -- the spectral method for phase retrieval and
+  index models (top eigenvectors of a preprocessed second-moment matrix), a
+  transformer with ``directions_`` as PCA has ``components_``;
+- :func:`optimal_preprocessing` -- Mondelli--Montanari's preprocessing;
+- :func:`spectral_matrix` -- the matrix ``(1/n) sum_i T(y_i) x_i x_i^T``;
+- :func:`subspace_overlap` -- overlap of two sets of directions.
+
+Until 0.1 these lived in ``sklearn_pt.linear_model``, which still provides
+them with a ``FutureWarning`` (removed in 0.3).
+"""
+
+from ._spectral import (
+    SpectralEstimator,
+    optimal_preprocessing,
+    spectral_matrix,
+    subspace_overlap,
+)
+
+__all__ = [
+    "SpectralEstimator",
+    "optimal_preprocessing",
+    "spectral_matrix",
+    "subspace_overlap",
+]
