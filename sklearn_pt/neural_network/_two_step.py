@@ -363,6 +363,13 @@ default="gelu"
         The readout, fitted on the held-out split's features ``sigma(W x)``.
     ridge_alpha_ : float
         The readout's penalty (the one chosen with ``ridge_alpha="auto"``).
+    coefs_ : list of two ndarray
+        The predictive map as :class:`~sklearn.neural_network.MLPRegressor`'s
+        lists: ``[W_n.T, readout_.coef_[:, None]]`` of shapes
+        ``(n_features, N)`` and ``(N, 1)`` (the ridge readout, not the fixed
+        ``a`` of the gradient steps).
+    intercepts_ : list of two ndarray
+        ``[zeros(N), [readout_.intercept_]]``: the features have no bias.
     readout_mask_ : ndarray of bool of shape (n_samples,)
         True for the samples of the readout split (the others took the
         gradient steps).
@@ -548,6 +555,18 @@ default="gelu"
         self.readout_ = readout
         self.readout_mask_ = readout_mask
         return self
+
+    @property
+    def coefs_(self) -> list[np.ndarray]:
+        check_is_fitted(self)
+        weight = np.asarray(self.first_layer_weights_[-1])
+        return [weight.T.copy(), np.asarray(self.readout_.coef_).reshape(-1, 1)]
+
+    @property
+    def intercepts_(self) -> list[np.ndarray]:
+        check_is_fitted(self)
+        width = np.shape(self.first_layer_weights_[-1])[0]
+        return [np.zeros(width), np.atleast_1d(self.readout_.intercept_).copy()]
 
     def predict(self, X):
         """Predict with the ridge readout on the learned features.

@@ -416,3 +416,15 @@ def test_former_hermite_activation_names_warn_and_keep_their_function(old, new):
     z = torch.linspace(-2, 2, 5, dtype=torch.float64)
     torch.testing.assert_close(ACTIVATIONS["quadratic"](z), z * z)
     assert not torch.allclose(ACTIVATIONS["hermite2"](z), z * z)
+
+
+def test_coefs_and_intercepts_are_the_predictive_map_as_mlp_lists():
+    X, y = make_single_index(200, 6, link="tanh", random_state=0)
+    reg = TwoStepFeatureLearner(16, activation="relu", random_state=0, dtype="float64")
+    reg.fit(X, y)
+    assert [c.shape for c in reg.coefs_] == [(6, 16), (16, 1)]
+    assert [b.shape for b in reg.intercepts_] == [(16,), (1,)]
+    hidden = np.maximum(X @ reg.coefs_[0] + reg.intercepts_[0], 0.0)
+    manual = hidden @ reg.coefs_[1] + reg.intercepts_[1]
+    np.testing.assert_allclose(manual.ravel(), reg.predict(X), rtol=1e-10)
+    assert WeightSpectrum.from_estimator(reg).shape_ == (16, 6)
