@@ -119,6 +119,10 @@ default="gelu"
     """
 
     _parameter_constraints: ClassVar[dict] = dict(_TWO_STEP_CONSTRAINTS)
+    _module_is_not_the_predictor: ClassVar[str] = (
+        "it is the feature map x -> sigma(W x) of a transformer (N outputs, no target)."
+    )
+    """Why :func:`~sklearn_pt.spectral.hessian_spectrum` refuses it."""
 
     def __init__(
         self,

@@ -470,6 +470,14 @@ default="gelu"
     (3,)
     """
 
+    _module_is_not_the_predictor: ClassVar[str] = (
+        "it is the two-layer network of the gradient steps (with the fixed "
+        "second layer a), while a ridge readout on its features sigma(W x) "
+        "makes the predictions. Pass estimator.module_ for the Hessian of that "
+        "network's squared loss."
+    )
+    """Why :func:`~sklearn_pt.spectral.hessian_spectrum` refuses it."""
+
     _parameter_constraints: ClassVar[dict] = {
         **_TWO_STEP_CONSTRAINTS,
         "ridge_alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],

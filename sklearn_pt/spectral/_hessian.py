@@ -39,12 +39,20 @@ def _resolve_module(estimator_or_module):
     """The module, and the input map the estimator applies before it."""
     if isinstance(estimator_or_module, torch.nn.Module):
         return estimator_or_module, None
+    name = type(estimator_or_module).__name__
+    not_predictor = getattr(estimator_or_module, "_module_is_not_the_predictor", None)
+    if not_predictor is not None:
+        raise TypeError(
+            f"hessian_spectrum needs the network that makes the predictions, "
+            f"and {name}.module_ is not it: {not_predictor}"
+        )
     module = getattr(estimator_or_module, "module_", None)
     if not isinstance(module, torch.nn.Module):
         raise TypeError(
             "hessian_spectrum needs a torch.nn.Module or a fitted sklearn_pt "
-            "estimator with a module_ attribute; got "
-            f"{type(estimator_or_module).__name__}. Fit the estimator first."
+            f"network estimator with a module_ attribute; got {name}. Fit the "
+            "estimator first (kernels, features and spectral estimators have no "
+            "network Hessian)."
         )
     return module, getattr(estimator_or_module, "_preprocess", None)
 

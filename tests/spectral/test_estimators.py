@@ -1,0 +1,47 @@
+"""hessian_spectrum and WeightSpectrum.from_estimator over every public
+estimator: a result where they make sense, a TypeError naming the estimator
+where they do not (issue 18's probes: a raw torch RuntimeError from
+TwoStepFeatures, 'Expected 2D array' from FirstLayerGDRegressor)."""
+
+import numpy as np
+import pytest
+
+from sklearn_pt.spectral import WeightSpectrum, hessian_spectrum
+from tests.test_bad_input import ESTIMATORS, estimator_id, fit_estimator, make_data
+
+HESSIAN = {"PartiallyTrainableRegressor", "FirstLayerGDRegressor"}
+"""Estimators whose module_ makes the predictions from X."""
+WEIGHTS = {
+    "PartiallyTrainableRegressor",
+    "FirstLayerGDRegressor",
+    "TwoStepFeatureLearner",
+    "TwoStepFeatures",
+}
+"""Estimators with first-layer weights."""
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=estimator_id)
+def test_hessian_spectrum_works_or_names_the_estimator(estimator):
+    X, y = make_data()
+    fitted = fit_estimator(estimator, X, y)
+    name = type(fitted).__name__
+    if name in HESSIAN:
+        result = hessian_spectrum(fitted, X, y, k=2, method="dense")
+        assert np.all(np.isfinite(result.eigenvalues))
+        return
+    with pytest.raises(TypeError, match=name):
+        hessian_spectrum(fitted, X, y, k=2)
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=estimator_id)
+def test_weight_spectrum_from_estimator_works_or_names_the_estimator(estimator):
+    X, y = make_data()
+    fitted = fit_estimator(estimator, X, y)
+    name = type(fitted).__name__
+    if name in WEIGHTS:
+        spectrum = WeightSpectrum.from_estimator(fitted)
+        assert spectrum.shape_[1] == X.shape[1]
+        assert np.all(np.isfinite(spectrum.singular_values_))
+        return
+    with pytest.raises(TypeError, match=name):
+        WeightSpectrum.from_estimator(fitted)
