@@ -120,7 +120,8 @@ default="gelu"
 
     _parameter_constraints: ClassVar[dict] = dict(_TWO_STEP_CONSTRAINTS)
     _module_is_not_the_predictor: ClassVar[str] = (
-        "it is the feature map x -> sigma(W x) of a transformer (N outputs, no target)."
+        "it is the feature map x -> sigma(W x) of a transformer (N outputs, no "
+        "target), with no prediction to differentiate."
     )
     """Why :func:`~sklearn_pt.spectral.hessian_spectrum` refuses it."""
 
