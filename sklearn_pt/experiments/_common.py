@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .._engine import resolve_device
+from .._plotting import PlotDependencyError, import_matplotlib
 
 __all__ = [
     "SCALES",
@@ -40,10 +41,6 @@ TEST_SCALE = "tiny"
 numbers show that the pipeline works, not the papers' claims."""
 
 PresetT = TypeVar("PresetT")
-
-
-class PlotDependencyError(ImportError):
-    """matplotlib, the ``plot`` extra, is needed to draw the figures."""
 
 
 def select_preset(presets: Mapping[str, PresetT], scale: str) -> PresetT:
@@ -189,14 +186,7 @@ def new_figure(
     >>> len(axes)
     6
     """
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise PlotDependencyError(
-            "The reproductions draw figures with matplotlib, which is not "
-            "installed. Install the plot extra: pip install sklearn_pt[plot] "
-            "(or pip install matplotlib)."
-        ) from exc
+    Figure = import_matplotlib("The reproductions", "matplotlib.figure").Figure
     figure = Figure(
         figsize=(width_per_panel * n_columns, height_per_panel * n_rows),
         layout="constrained",

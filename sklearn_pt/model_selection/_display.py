@@ -6,20 +6,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .._plotting import import_matplotlib
 from ._proportion_curve import proportion_curve
 
 __all__ = ["PhaseTransitionDisplay"]
-
-
-def _import_pyplot():
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "PhaseTransitionDisplay needs matplotlib. Install it with "
-            "pip install 'sklearn_pt[plot]' (or pip install matplotlib)."
-        ) from exc
-    return plt
 
 
 class PhaseTransitionDisplay:
@@ -145,7 +135,7 @@ class PhaseTransitionDisplay:
         -------
         self : PhaseTransitionDisplay
         """
-        plt = _import_pyplot()
+        plt = import_matplotlib("PhaseTransitionDisplay")
         if ax is None:
             _, ax = plt.subplots()
         self.lines_ = []

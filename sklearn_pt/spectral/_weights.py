@@ -26,6 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._base import keep_state_on_error, validate_input
 from .._compat import Interval, StrOptions, _fit_context
 from .._engine import DeviceString, as_tensor, resolve_device
+from .._plotting import import_matplotlib
 
 __all__ = [
     "SoftEdge",
@@ -717,14 +718,7 @@ class WeightSpectrum(BaseEstimator):
         ax : matplotlib Axes
         """
         check_is_fitted(self)
-        try:
-            import matplotlib.pyplot as plt
-        except ImportError as exc:
-            raise ImportError(
-                "WeightSpectrum.plot needs matplotlib, which is not installed. "
-                "Install the plot extra: pip install 'sklearn_pt[plot]' (or pip "
-                "install matplotlib)."
-            ) from exc
+        plt = import_matplotlib("WeightSpectrum.plot")
         if ax is None:
             _, ax = plt.subplots(figsize=(6, 4))
         s = self.singular_values_

@@ -20,28 +20,27 @@ WEIGHTS = {
 """Estimators with first-layer weights."""
 
 
+def hessian(fitted, X, y):
+    result = hessian_spectrum(fitted, X, y, k=2, method="dense")
+    return result.eigenvalues
+
+
+def weights(fitted, X, y):
+    spectrum = WeightSpectrum.from_estimator(fitted)
+    assert spectrum.shape_[1] == X.shape[1]
+    return spectrum.singular_values_
+
+
+@pytest.mark.parametrize(
+    ("analysis", "supported"), [(hessian, HESSIAN), (weights, WEIGHTS)]
+)
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=estimator_id)
-def test_hessian_spectrum_works_or_names_the_estimator(estimator):
+def test_spectra_work_or_name_the_estimator(estimator, analysis, supported):
     X, y = make_data()
     fitted = fit_estimator(estimator, X, y)
     name = type(fitted).__name__
-    if name in HESSIAN:
-        result = hessian_spectrum(fitted, X, y, k=2, method="dense")
-        assert np.all(np.isfinite(result.eigenvalues))
+    if name in supported:
+        assert np.all(np.isfinite(analysis(fitted, X, y)))
         return
     with pytest.raises(TypeError, match=name):
-        hessian_spectrum(fitted, X, y, k=2)
-
-
-@pytest.mark.parametrize("estimator", ESTIMATORS, ids=estimator_id)
-def test_weight_spectrum_from_estimator_works_or_names_the_estimator(estimator):
-    X, y = make_data()
-    fitted = fit_estimator(estimator, X, y)
-    name = type(fitted).__name__
-    if name in WEIGHTS:
-        spectrum = WeightSpectrum.from_estimator(fitted)
-        assert spectrum.shape_[1] == X.shape[1]
-        assert np.all(np.isfinite(spectrum.singular_values_))
-        return
-    with pytest.raises(TypeError, match=name):
-        WeightSpectrum.from_estimator(fitted)
+        analysis(fitted, X, y)
