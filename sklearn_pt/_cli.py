@@ -43,7 +43,7 @@ def _scale(value: str) -> str:
         return value
     raise argparse.ArgumentTypeError(
         f"invalid scale {value!r} (choose from {', '.join(_VISIBLE_SCALES)}; "
-        "'small' runs every experiment in about 1.5 minutes on two cores)"
+        "'small' runs every experiment in about a minute on two cores)"
     )
 
 
@@ -148,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_scale,
         default="small",
         metavar="{small,medium,paper}",
-        help="size of the runs (default: small, about 1.5 minutes on two cores "
+        help="size of the runs (default: small, about a minute on two cores "
         "for all)",
     )
     reproduce.add_argument(

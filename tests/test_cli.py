@@ -1,7 +1,7 @@
 """The ``sklearn-pt`` command line: ``info``, ``reproduce`` and usage errors.
 
 The reproductions run at the hidden ``--scale tiny`` (about a second per
-experiment): ``--scale small`` takes about 1.5 minutes for the five on two
+experiment): ``--scale small`` takes about a minute for the five on two
 cores (the partial sweep about 55-60 s, the others 4-10 s each), too long
 for the suite. ``tiny`` checks the pipeline
 (files, columns, summaries), not the papers' claims.

@@ -20,7 +20,7 @@ a matplotlib figure and a summary of the measured claim) that
   first-layer GD and the spectral method (Montanari, Wang, 2026).
 
 ``scale`` is one of :data:`SCALES` (``"small"``, ``"medium"``,
-``"paper"``); ``"small"`` runs all five in about a minute and a half on a
+``"paper"``); ``"small"`` runs all five in about a minute (56.8 s) on a
 two-core CPU (``sklearn-pt reproduce all``, one seed per core).
 Drawing needs matplotlib (``pip install sklearn_pt[plot]``).
 

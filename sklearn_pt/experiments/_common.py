@@ -32,7 +32,7 @@ __all__ = [
 
 SCALES = ("small", "medium", "paper")
 """Public scale names, in increasing cost. ``"small"`` runs every experiment
-on a two-core CPU in about a minute and a half (two workers of one torch
+on a two-core CPU in about a minute (two workers of one torch
 thread; about two minutes in one); ``"paper"`` is the
 largest (depths up to 15, widths up to 2000; not timed, meant for a GPU)."""
 
