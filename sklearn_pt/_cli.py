@@ -148,8 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_scale,
         default="small",
         metavar="{small,medium,paper}",
-        help="size of the runs (default: small, about a minute on two cores "
-        "for all)",
+        help="size of the runs (default: small, about a minute on two cores for all)",
     )
     reproduce.add_argument(
         "--device",
