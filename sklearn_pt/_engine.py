@@ -139,6 +139,18 @@ class StoppingRule:
         """Whether training ended ten times above the initial loss."""
         return final_loss > _FINAL_RISE_FACTOR * self.initial_loss
 
+    @staticmethod
+    def constant_outputs(inputs: torch.Tensor, outputs: torch.Tensor) -> bool:
+        """Whether ``outputs`` do not depend on ``inputs`` (the first rows of
+        the training data and the model's outputs on them; identical rows
+        prove nothing)."""
+        if inputs.shape[0] < 2 or torch.equal(inputs, inputs[:1].expand_as(inputs)):
+            return False
+        spread = outputs.amax(dim=0) - outputs.amin(dim=0)
+        scale = outputs.abs().amax(dim=0) + 1.0
+        tiny = 16 * torch.finfo(outputs.dtype).eps
+        return bool(torch.all(spread <= tiny * scale))
+
     def collapsed(
         self, final_loss: float, inputs: torch.Tensor, outputs: torch.Tensor
     ) -> bool:
@@ -149,14 +161,7 @@ class StoppingRule:
         ``inputs`` and ``outputs`` are the first rows of the training data and
         the model's outputs on them; identical rows prove nothing.
         """
-        if not final_loss > self.initial_loss or inputs.shape[0] < 2:
-            return False
-        if torch.equal(inputs, inputs[:1].expand_as(inputs)):
-            return False
-        spread = outputs.amax(dim=0) - outputs.amin(dim=0)
-        scale = outputs.abs().amax(dim=0) + 1.0
-        tiny = 16 * torch.finfo(outputs.dtype).eps
-        return bool(torch.all(spread <= tiny * scale))
+        return final_loss > self.initial_loss and self.constant_outputs(inputs, outputs)
 
 
 class DeviceString(StrOptions):
@@ -507,8 +512,12 @@ def train_module(
             break
     if rule.rose(result.loss_curve[-1]):
         raise diverged(result.loss_curve[-1], result.n_iter)
-    if rule.collapsed(result.loss_curve[-1], *_first_rows_and_outputs(module, X)):
+    rows, outputs = _first_rows_and_outputs(module, X)
+    if rule.collapsed(result.loss_curve[-1], rows, outputs):
         raise diverged(result.loss_curve[-1], result.n_iter, collapsed=True)
+    curve = result.loss_curve
+    if len(curve) > 1 and len(set(curve)) == 1 and rule.constant_outputs(rows, outputs):
+        warnings.warn(STUCK_MESSAGE, ConvergenceWarning, stacklevel=2)
     if early_stopping and not result.converged:
         warnings.warn(
             f"solver={solver!r} reached max_iter={max_iter} iterations before "
@@ -517,6 +526,15 @@ def train_module(
             stacklevel=2,
         )
     return result
+
+
+STUCK_MESSAGE = (
+    "Training did not move: the predictions do not depend on X and the loss "
+    "never changed (every hidden unit inactive on the training data from the "
+    "start, where the gradient vanishes). Use another random_state, more "
+    "hidden units or a smooth activation such as 'gelu'."
+)
+"""The warning of a fit that starts, and stays, with dead units."""
 
 
 def divergence_message(

@@ -21,7 +21,7 @@ from numbers import Integral
 import numpy as np
 import pytest
 from sklearn.base import clone
-from sklearn.exceptions import NotFittedError
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
 from sklearn_pt._compat import Interval, InvalidParameterError, StrOptions
@@ -435,6 +435,27 @@ def test_a_collapse_to_dead_units_raises_divergence(stacked):
     with pytest.raises(DivergenceError, match=match):
         healthy.set_params(learning_rate_init=10).fit(X, y)
     assert healthy.predict(X).tobytes() == before.tobytes()
+
+
+@pytest.mark.parametrize("stacked", [False, True])
+def test_a_fit_that_starts_with_every_unit_dead_warns(stacked):
+    # random_state=0 draws the one ReLU unit with w.x < 0 on every row of
+    # x = (1, t): zero gradient, a constant prediction and a flat loss, from
+    # the start; random_state=3 draws it active and it trains.
+    X = np.column_stack([np.ones(20), np.linspace(0.5, 1.5, 20)])
+    y = np.ones(20)
+    dead = FirstLayerGDRegressor(
+        1, activation="relu", learning_rate_init=0.1, max_iter=5, random_state=0
+    )
+    with pytest.warns(ConvergenceWarning, match=r"did not move.*another random_state"):
+        if stacked:
+            fit_stacked([dead], [(X, y)])
+        else:
+            dead.fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        alive = clone(dead).set_params(random_state=3).fit(X, y)
+    assert alive.history_["train_loss"][-1] < alive.history_["train_loss"][0]
 
 
 def test_bounded_activation_cannot_diverge_and_stays_finite():

@@ -11,6 +11,7 @@ fits (equal to rounding, tested).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -20,12 +21,13 @@ from .._base import validate_input
 from .._compat import validate_data
 from .._engine import (
     INITIAL_LOSS_ROWS,
+    STUCK_MESSAGE,
     StoppingRule,
     TrainingResult,
     as_tensor,
     divergence_message,
 )
-from ..exceptions import DivergenceError
+from ..exceptions import ConvergenceWarning, DivergenceError
 from ._first_layer import (
     ACTIVATIONS,
     FirstLayerGDRegressor,
@@ -175,6 +177,13 @@ def fit_stacked(
             curves[k][-1], X_t[k, rows], predictions[k, rows]
         ):
             diverge(k, curves[k][-1], template.max_iter, collapsed=True)
+        stuck = len(curves[k]) > 1 and len(set(curves[k])) == 1
+        if (
+            outcomes[k] is None
+            and stuck
+            and StoppingRule.constant_outputs(X_t[k, rows], predictions[k, rows])
+        ):
+            warnings.warn(STUCK_MESSAGE, ConvergenceWarning, stacklevel=2)
         if outcomes[k] is not None:
             fitted.append(outcomes[k])
             continue
