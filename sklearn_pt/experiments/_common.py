@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from .._engine import resolve_device
 from .._plotting import PlotDependencyError, import_matplotlib
+from .._progress import progress_bar
 
 __all__ = [
     "SCALES",
@@ -125,28 +126,6 @@ def resolve_run_device(device: str) -> str:
     'cpu'
     """
     return str(resolve_device(device))
-
-
-def progress_bar(total: int, *, desc: str, enabled: bool):
-    """A tqdm progress bar over the runs (fits) of an experiment, on stderr.
-
-    Parameters
-    ----------
-    total : int
-        Number of runs.
-    desc : str
-        Label shown before the bar.
-    enabled : bool
-        False gives a silent bar (``update`` still works).
-
-    Returns
-    -------
-    tqdm.tqdm
-        Use it as a context manager and call ``update(n)`` after ``n`` runs.
-    """
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, unit="fit", disable=not enabled, leave=True)
 
 
 def new_figure(

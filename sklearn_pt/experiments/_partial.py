@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import delayed
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import mean_squared_error
 
+from .._progress import run_tasks
 from ..exceptions import DivergenceError
 from ..model_selection import PhaseTransitionDisplay, proportion_curve
 from ..model_selection._batched import fit_batched
@@ -377,13 +378,15 @@ def sweep_stacked(
     keys = list(estimators)
     n_fits = len(keys) * len(preset.proportions)
     with progress_bar(n_fits * len(seeds), desc=desc, enabled=progress) as bar:
-        results = []
-        for errors in Parallel(n_jobs=n_jobs, return_as="generator")(
-            delayed(_stacked_errors)(list(estimators.values()), preset, seed)
-            for seed in seeds
-        ):
-            results.append(errors)
-            bar.update(n_fits)
+        results = run_tasks(
+            (
+                delayed(_stacked_errors)(list(estimators.values()), preset, seed)
+                for seed in seeds
+            ),
+            n_jobs=n_jobs,
+            bar=bar,
+            step=n_fits,
+        )
     stacked = np.stack(results, axis=-1)  # (keys, proportions, 2, seeds)
     return {key: (stacked[k, :, 0], stacked[k, :, 1]) for k, key in enumerate(keys)}
 

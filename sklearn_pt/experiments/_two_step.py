@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import delayed
 
+from .._progress import run_tasks
 from ..datasets import make_single_index
 from ..feature_extraction import TwoStepFeatures
 from ..neural_network import TwoStepFeatureLearner
@@ -435,15 +436,6 @@ def _step_spectra(preset, device):
     return spectra, test_mse, float(np.var(y_test))
 
 
-def _run_jobs(jobs, n_jobs, bar):
-    """Run ``delayed`` jobs with joblib, advancing ``bar`` as each one ends."""
-    results = []
-    for value in Parallel(n_jobs=n_jobs, return_as="generator")(jobs):
-        results.append(value)
-        bar.update(1)
-    return results
-
-
 def _draw(preset, spectra, test_mse, test_variance, agreement, counts, aligned):
     figure, axes = new_figure(3, n_rows=2, width_per_panel=5.3, height_per_panel=4.4)
     for step, (ax, spectrum) in enumerate(zip(axes[:3], spectra, strict=True)):
@@ -726,7 +718,7 @@ def run_two_step(
             for a1, a2 in cells
             for seed in seed_list
         ]
-        counts = np.array(_run_jobs(count_jobs, n_jobs, bar)).reshape(
+        counts = np.array(run_tasks(count_jobs, n_jobs=n_jobs, bar=bar)).reshape(
             len(widths), len(preset.alpha1), len(preset.alpha2), len(seed_list)
         )
         align_jobs = [
@@ -744,7 +736,7 @@ def run_two_step(
             for d in dims
             for seed in align_seeds
         ]
-        results = _run_jobs(align_jobs, n_jobs, bar)
+        results = run_tasks(align_jobs, n_jobs=n_jobs, bar=bar)
     values = np.array([r[0] for r in results]).reshape(
         len(batches), len(dims), len(align_seeds)
     )

@@ -54,10 +54,10 @@ from .._engine import (
     resolve_device,
     resolve_dtype,
 )
+from .._progress import progress_bar, quiet_fit, warn_convergence
 from ..exceptions import ConvergenceWarning, DivergenceError
 from ..neural_network import PartiallyTrainableRegressor
 from ..nn._batched import BatchedPartiallyTrainableMLP, append_ones
-from ._progress import progress_bar, quiet_fit, warn_convergence
 
 __all__ = [
     "BATCHED_PARAMETERS",
@@ -583,7 +583,9 @@ def batched_validation_curves(
     shape = (len(param_range), len(random_states), len(splits))
     train_scores, test_scores = np.full(shape, np.nan), np.full(shape, np.nan)
     failures, convergence = [], []
-    bar = progress_bar(len(splits), "proportion_curve (batched splits)", verbose)
+    bar = progress_bar(
+        len(splits), desc="proportion_curve (batched splits)", enabled=verbose
+    )
     for split, (train, test) in enumerate(splits):
         X_train, y_train = _safe_indexing(X, train), _safe_indexing(y, train)
         X_test, y_test = _safe_indexing(X, test), _safe_indexing(y, test)

@@ -14,8 +14,8 @@ from sklearn.model_selection import check_cv
 from sklearn.utils import indexable
 
 from .._compat import _safe_indexing
+from .._progress import progress_bar, quiet_fit, run_tasks, warn_convergence
 from ._batched import batched_unsupported_reason, batched_validation_curves
-from ._progress import quiet_fit, run_tasks, warn_convergence
 
 __all__ = ["ProportionCurveResult", "proportion_curve"]
 
@@ -261,9 +261,8 @@ def _sequential_curves(
         for train, test in model_splits
         for v in values
     ]
-    results = run_tasks(
-        tasks, total=len(tasks), n_jobs=n_jobs, verbose=verbose, desc="proportion_curve"
-    )
+    with progress_bar(len(tasks), desc="proportion_curve", enabled=verbose) as bar:
+        results = run_tasks(tasks, n_jobs=n_jobs, bar=bar)
     warn_convergence([r[3] for r in results], stacklevel=4)
     failures = [r[2] for r in results if r[2] is not None]
     if failures:

@@ -11,13 +11,13 @@ from joblib import delayed
 from sklearn.base import clone
 from sklearn.utils import Bunch
 
+from .._progress import progress_bar, run_tasks
 from ..exceptions import DivergenceError
 from ..neural_network._first_layer import FirstLayerGDRegressor, width_and_learning_rate
 from ..neural_network._first_layer_stacked import (
     fit_stacked,
     stacked_fit_unsupported_reason,
 )
-from ._progress import run_tasks
 from ._proportion_curve import STRATEGIES, random_state_name
 
 __all__ = [
@@ -281,8 +281,7 @@ def sample_ratio_curve(
         uses the same seed at every ``delta`` (common random numbers, for
         smoother curves). None draws fresh seeds.
     verbose : int, default=0
-        Show a progress bar over the runs (over the deltas when batched) on
-        stderr when positive.
+        Show a progress bar over the runs on stderr when positive.
 
     Returns
     -------
@@ -380,34 +379,39 @@ def sample_ratio_curve(
     seeds = [int(s) for s in seeds]
     n_samples = np.maximum(np.round(deltas * n_features).astype(int), 1)
     scoring = (overlap, success, error_score)
-    if strategy != "sequential" and reason is None:
-        groups = run_tasks(
-            (
-                delayed(_stacked_runs)(
-                    estimator, make_data, int(n), n_features, seeds, n_test, *scoring
-                )
-                for n in n_samples
-            ),
-            total=len(n_samples),
-            n_jobs=n_jobs,
-            verbose=verbose,
-            desc="sample_ratio_curve (stacked deltas)",
-        )
-        runs = [run for group in groups for run in group]
-    else:
-        runs = run_tasks(
-            (
-                delayed(_one_run)(
-                    estimator, make_data, int(n), n_features, seed, n_test, *scoring
-                )
-                for n in n_samples
-                for seed in seeds
-            ),
-            total=len(n_samples) * len(seeds),
-            n_jobs=n_jobs,
-            verbose=verbose,
-            desc="sample_ratio_curve",
-        )
+    n_runs = len(n_samples) * len(seeds)
+    with progress_bar(n_runs, desc="sample_ratio_curve", enabled=verbose) as bar:
+        if strategy != "sequential" and reason is None:
+            groups = run_tasks(
+                (
+                    delayed(_stacked_runs)(
+                        estimator,
+                        make_data,
+                        int(n),
+                        n_features,
+                        seeds,
+                        n_test,
+                        *scoring,
+                    )
+                    for n in n_samples
+                ),
+                n_jobs=n_jobs,
+                bar=bar,
+                step=len(seeds),
+            )
+            runs = [run for group in groups for run in group]
+        else:
+            runs = run_tasks(
+                (
+                    delayed(_one_run)(
+                        estimator, make_data, int(n), n_features, seed, n_test, *scoring
+                    )
+                    for n in n_samples
+                    for seed in seeds
+                ),
+                n_jobs=n_jobs,
+                bar=bar,
+            )
     shape = (len(deltas), n_repeats)
     overlaps = np.array([run[0] for run in runs]).reshape(shape)
     ratios = np.array([run[1] for run in runs], dtype=float).reshape(shape)

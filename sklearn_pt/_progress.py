@@ -1,7 +1,7 @@
-"""Progress bars and one summarising warning for the sweeps.
+"""Progress bars and one summarising warning for the sweeps and experiments.
 
 A sweep runs many fits (often in joblib workers, whose warnings never reach
-the caller); :func:`run_tasks` runs them with a tqdm bar at ``verbose >= 1``,
+the caller); :func:`run_tasks` runs them advancing a :func:`progress_bar`,
 and :func:`quiet_fit` records each fit's ``ConvergenceWarning`` messages so
 that :func:`warn_convergence` can emit one warning for the whole sweep
 ("17 of 18 fits stopped before converging ...") instead of one per fit.
@@ -19,29 +19,41 @@ from sklearn.exceptions import ConvergenceWarning
 __all__ = ["progress_bar", "quiet_fit", "run_tasks", "warn_convergence"]
 
 
-def progress_bar(total: int, desc: str, verbose: int):
-    """A tqdm bar over ``total`` fits on stderr, disabled at ``verbose=0``."""
+def progress_bar(total: int, *, desc: str, enabled: bool):
+    """A tqdm progress bar over ``total`` runs (fits), on stderr.
+
+    Parameters
+    ----------
+    total : int
+        Number of runs.
+    desc : str
+        Label shown before the bar.
+    enabled : bool
+        False gives a silent bar (``update`` still works).
+
+    Returns
+    -------
+    tqdm.tqdm
+        Use it as a context manager and call ``update(n)`` after ``n`` runs.
+    """
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, unit="fit", disable=not verbose, leave=True)
+    return tqdm(total=total, desc=desc, unit="fit", disable=not enabled, leave=True)
 
 
-def run_tasks(
-    tasks: Iterable, *, total: int, n_jobs: int | None, verbose: int, desc: str
-) -> list:
-    """Run joblib ``delayed`` tasks in order, updating a bar as each returns.
+def run_tasks(tasks: Iterable, *, n_jobs: int | None, bar, step: int = 1) -> list:
+    """Run joblib ``delayed`` tasks in order, advancing ``bar`` by ``step``
+    as each one returns.
 
     Parameters
     ----------
     tasks : iterable of joblib delayed calls
-    total : int
-        Number of tasks (the bar's length).
     n_jobs : int or None
         joblib workers.
-    verbose : int
-        Shows the bar when positive.
-    desc : str
-        The bar's label.
+    bar : tqdm.tqdm
+        From :func:`progress_bar` (it may span several calls).
+    step : int, default=1
+        Runs (fits) each task counts for.
 
     Returns
     -------
@@ -49,10 +61,9 @@ def run_tasks(
         The tasks' results, in the order of ``tasks``.
     """
     results = []
-    with progress_bar(total, desc, verbose) as bar:
-        for result in Parallel(n_jobs=n_jobs, return_as="generator")(tasks):
-            results.append(result)
-            bar.update(1)
+    for result in Parallel(n_jobs=n_jobs, return_as="generator")(tasks):
+        results.append(result)
+        bar.update(step)
     return results
 
 
