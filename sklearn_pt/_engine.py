@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from numbers import Integral, Real
 
@@ -162,6 +162,18 @@ class StoppingRule:
         the model's outputs on them; identical rows prove nothing.
         """
         return final_loss > self.initial_loss and self.constant_outputs(inputs, outputs)
+
+    def stuck(
+        self, loss_curve: Sequence[float], inputs: torch.Tensor, outputs: torch.Tensor
+    ) -> bool:
+        """Whether training never moved: the loss never changed over more
+        than one iteration and the outputs do not depend on the inputs (every
+        unit inactive from the start); warn with :data:`STUCK_MESSAGE`."""
+        return (
+            len(loss_curve) > 1
+            and len(set(loss_curve)) == 1
+            and self.constant_outputs(inputs, outputs)
+        )
 
 
 class DeviceString(StrOptions):
@@ -515,8 +527,7 @@ def train_module(
     rows, outputs = _first_rows_and_outputs(module, X)
     if rule.collapsed(result.loss_curve[-1], rows, outputs):
         raise diverged(result.loss_curve[-1], result.n_iter, collapsed=True)
-    curve = result.loss_curve
-    if len(curve) > 1 and len(set(curve)) == 1 and rule.constant_outputs(rows, outputs):
+    if rule.stuck(result.loss_curve, rows, outputs):
         warnings.warn(STUCK_MESSAGE, ConvergenceWarning, stacklevel=2)
     if early_stopping and not result.converged:
         warnings.warn(

@@ -177,11 +177,8 @@ def fit_stacked(
             curves[k][-1], X_t[k, rows], predictions[k, rows]
         ):
             diverge(k, curves[k][-1], template.max_iter, collapsed=True)
-        stuck = len(curves[k]) > 1 and len(set(curves[k])) == 1
-        if (
-            outcomes[k] is None
-            and stuck
-            and StoppingRule.constant_outputs(X_t[k, rows], predictions[k, rows])
+        if outcomes[k] is None and rules[k].stuck(
+            curves[k], X_t[k, rows], predictions[k, rows]
         ):
             warnings.warn(STUCK_MESSAGE, ConvergenceWarning, stacklevel=2)
         if outcomes[k] is not None:
