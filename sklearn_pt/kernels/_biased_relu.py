@@ -73,7 +73,7 @@ from scipy.special import betainc, betaln, gammaln, roots_legendre
 from sklearn.gaussian_process.kernels import Hyperparameter, Kernel
 from sklearn.utils import check_array
 
-from .._base import validate_input
+from .._base import DEPRECATED, deprecated_value_passed, validate_input
 
 __all__ = ["BiasedReLUKernel"]
 
@@ -584,8 +584,8 @@ class BiasedReLUKernel(Kernel):
         init_scale: float = 1.0,
         *,
         init_scale_bounds: tuple[float, float] | str = (1e-2, 1e2),
-        bias_range: float | str = "deprecated",
-        bias_range_bounds: tuple[float, float] | str = "deprecated",
+        bias_range: float | str = DEPRECATED,
+        bias_range_bounds: tuple[float, float] | str = DEPRECATED,
     ):
         self.init_scale = init_scale
         self.init_scale_bounds = init_scale_bounds
@@ -593,9 +593,7 @@ class BiasedReLUKernel(Kernel):
         self.bias_range_bounds = bias_range_bounds
 
     def _uses_former_names(self) -> bool:
-        return not (
-            isinstance(self.bias_range, str) and self.bias_range == "deprecated"
-        )
+        return deprecated_value_passed(self.bias_range)
 
     @property
     def hyperparameter_init_scale(self) -> Hyperparameter:
@@ -603,7 +601,7 @@ class BiasedReLUKernel(Kernel):
         # (theta and clone_with_theta go through the parameter of this name).
         if self._uses_former_names():
             bounds = self.bias_range_bounds
-            if isinstance(bounds, str) and bounds == "deprecated":
+            if not deprecated_value_passed(bounds):
                 bounds = self.init_scale_bounds
             return Hyperparameter("bias_range", "numeric", bounds)
         return Hyperparameter("init_scale", "numeric", self.init_scale_bounds)

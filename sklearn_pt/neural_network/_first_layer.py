@@ -13,7 +13,13 @@ from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import TorchEstimatorMixin, keep_state_on_error, validate_input
+from .._base import (
+    DEPRECATED,
+    TorchEstimatorMixin,
+    deprecated_value_passed,
+    keep_state_on_error,
+    validate_input,
+)
 from .._compat import (
     HasMethods,
     Hidden,
@@ -104,7 +110,7 @@ def neuron_overlap(weight, directions) -> float:
 
 _RENAMED = {"width": "hidden_layer_sizes", "learning_rate": "learning_rate_init"}
 """Former parameter names of :class:`FirstLayerGDRegressor` (deprecated)."""
-_DEPRECATED = Hidden(StrOptions({"deprecated"}))
+_DEPRECATED = Hidden(StrOptions({DEPRECATED}))
 
 
 def width_and_learning_rate(estimator) -> tuple[int, float]:
@@ -115,7 +121,7 @@ def width_and_learning_rate(estimator) -> tuple[int, float]:
     rate = estimator.learning_rate_init
     for old, new in _RENAMED.items():
         value = getattr(estimator, old)
-        if isinstance(value, str) and value == "deprecated":
+        if not deprecated_value_passed(value):
             continue
         warnings.warn(
             f"{old!r} was renamed {new!r} in 0.1 (as in sklearn's MLPRegressor) "
@@ -321,7 +327,7 @@ default="ones"
         ],
         "width": [
             Interval(Integral, 1, None, closed="left"),
-            Hidden(StrOptions({"deprecated"})),
+            _DEPRECATED,
         ],
         "activation": [StrOptions(set(ACTIVATIONS)), callable],
         "second_layer": [StrOptions({"ones", "signs"}), "array-like"],
@@ -329,7 +335,7 @@ default="ones"
         "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
         "learning_rate": [
             Interval(Real, 0, None, closed="neither"),
-            Hidden(StrOptions({"deprecated"})),
+            _DEPRECATED,
         ],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "hessian_every": [Interval(Integral, 1, None, closed="left"), None],
@@ -355,8 +361,8 @@ default="ones"
         verbose=0,
         device="cpu",
         dtype="float64",
-        width="deprecated",
-        learning_rate="deprecated",
+        width=DEPRECATED,
+        learning_rate=DEPRECATED,
     ):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.width = width
