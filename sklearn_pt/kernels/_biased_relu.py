@@ -348,6 +348,13 @@ def _cap_moments(r1, r2, theta, d, nodes, weights):
     return np.einsum("npq,q,np->n", integrand, weights, length) / (2 * np.pi)
 
 
+def _single_cap_term(g, m0, m1, m2, m3):
+    """``D(x, x') = E[1{u > 1} ((u - 1)^2 (g u - 1) / 2 - (u - 1)^3 / 6)]``
+    (bias range 1) from the moments ``m_k`` of :func:`_upper_moments` of
+    ``x``, with ``g = <x, x'> / |x|^2`` (``g = 1`` on the diagonal)."""
+    return (g / 2.0 - 1.0 / 6.0) * m3 - g * m2 + (1.0 + g) / 2.0 * m1 - m0 / 3.0
+
+
 def _fast_block(X, Y, tau):
     """Kernel matrix between the rows of X and Y (``d >= 2``), no quadrature
     beyond the cap intersection.
@@ -378,7 +385,7 @@ def _fast_block(X, Y, tau):
             continue
         g = (dots.T if transpose else dots)[idx] / (sq[idx, None] / t2)
         m0, m1, m2, m3 = (mom[j, idx, None] for j in range(4))
-        dterm = (g / 2.0 - 1.0 / 6.0) * m3 - g * m2 + (1.0 + g) / 2.0 * m1 - m0 / 3.0
+        dterm = _single_cap_term(g, m0, m1, m2, m3)
         if transpose:
             corr[:, idx] += dterm.T / 2.0
         else:
@@ -397,7 +404,7 @@ def _fast_block(X, Y, tau):
         reach = np.arccos(1.0 / R1) + np.arccos(1.0 / R2)
         ii, jj = np.nonzero(theta < reach)
         nodes, weights = _arc_nodes(_N_ARC_NODES)
-        step = max(1, _CAP_CHUNK)
+        step = _CAP_CHUNK
         for start in range(0, ii.size, step):
             pi, pj = ii[start : start + step], jj[start : start + step]
             corr[ix[pi], iy[pj]] -= _cap_moments(
@@ -419,7 +426,7 @@ def _fast_diagonal(X, tau):
     m0, m1, m2, m3 = moments[:, idx]
     r = np.sqrt(sq[idx]) / tau
     cap = _cap_moments(r, r, np.zeros_like(r), d, *_arc_nodes(_N_ARC_NODES))
-    k[idx] += tau * tau * (m3 / 3.0 - m2 + m1 - m0 / 3.0 - cap)
+    k[idx] += tau * tau * (_single_cap_term(1.0, m0, m1, m2, m3) - cap)
     return k
 
 
