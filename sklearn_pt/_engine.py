@@ -151,29 +151,27 @@ class StoppingRule:
         tiny = 16 * torch.finfo(outputs.dtype).eps
         return bool(torch.all(spread <= tiny * scale))
 
-    def collapsed(
-        self, final_loss: float, inputs: torch.Tensor, outputs: torch.Tensor
-    ) -> bool:
-        """Whether training ended above the initial loss with outputs that no
-        longer depend on the inputs (e.g. every hidden unit inactive).
+    def dead_end(
+        self,
+        loss_curve: Sequence[float],
+        rows_and_outputs: Callable[[], tuple[torch.Tensor, torch.Tensor]],
+    ) -> str | None:
+        """Whether training ended where gradient descent cannot move: outputs
+        that do not depend on the inputs (every hidden unit inactive, zero
+        gradient).
 
-        Gradient descent cannot leave such a state: its gradient is zero.
-        ``inputs`` and ``outputs`` are the first rows of the training data and
-        the model's outputs on them; identical rows prove nothing.
+        ``"collapsed"``: it ended so above the initial loss (a
+        :class:`~sklearn_pt.exceptions.DivergenceError`); ``"stuck"``: the
+        loss never changed over more than one iteration (a warning,
+        :data:`STUCK_MESSAGE`); None otherwise. ``rows_and_outputs()`` gives
+        the first rows of the training data and the model's outputs on them;
+        it is called only when the loss curve allows one of the two.
         """
-        return final_loss > self.initial_loss and self.constant_outputs(inputs, outputs)
-
-    def stuck(
-        self, loss_curve: Sequence[float], inputs: torch.Tensor, outputs: torch.Tensor
-    ) -> bool:
-        """Whether training never moved: the loss never changed over more
-        than one iteration and the outputs do not depend on the inputs (every
-        unit inactive from the start); warn with :data:`STUCK_MESSAGE`."""
-        return (
-            len(loss_curve) > 1
-            and len(set(loss_curve)) == 1
-            and self.constant_outputs(inputs, outputs)
-        )
+        rose = loss_curve[-1] > self.initial_loss
+        flat = len(loss_curve) > 1 and len(set(loss_curve)) == 1
+        if not (rose or flat) or not self.constant_outputs(*rows_and_outputs()):
+            return None
+        return "collapsed" if rose else "stuck"
 
 
 class DeviceString(StrOptions):
@@ -524,10 +522,12 @@ def train_module(
             break
     if rule.rose(result.loss_curve[-1]):
         raise diverged(result.loss_curve[-1], result.n_iter)
-    rows, outputs = _first_rows_and_outputs(module, X)
-    if rule.collapsed(result.loss_curve[-1], rows, outputs):
+    dead_end = rule.dead_end(
+        result.loss_curve, lambda: _first_rows_and_outputs(module, X)
+    )
+    if dead_end == "collapsed":
         raise diverged(result.loss_curve[-1], result.n_iter, collapsed=True)
-    if rule.stuck(result.loss_curve, rows, outputs):
+    if dead_end == "stuck":
         warnings.warn(STUCK_MESSAGE, ConvergenceWarning, stacklevel=2)
     if early_stopping and not result.converged:
         warnings.warn(
@@ -554,7 +554,7 @@ def divergence_message(
     """The message of a :class:`~sklearn_pt.exceptions.DivergenceError`: what
     happened, with which setting, and the fix (``collapsed``: the run ended
     above its initial loss with outputs that no longer depend on ``X``, see
-    :meth:`StoppingRule.collapsed`)."""
+    :meth:`StoppingRule.dead_end`)."""
     if solver == "lbfgs":
         fix = (
             "L-BFGS does not use a learning rate: standardise X and y, increase "

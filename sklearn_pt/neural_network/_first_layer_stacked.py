@@ -173,14 +173,14 @@ def fit_stacked(
     for k, estimator in enumerate(estimators):
         if outcomes[k] is None and rules[k].rose(curves[k][-1]):
             diverge(k, curves[k][-1], template.max_iter)
-        if outcomes[k] is None and rules[k].collapsed(
-            curves[k][-1], X_t[k, rows], predictions[k, rows]
-        ):
-            diverge(k, curves[k][-1], template.max_iter, collapsed=True)
-        if outcomes[k] is None and rules[k].stuck(
-            curves[k], X_t[k, rows], predictions[k, rows]
-        ):
-            warnings.warn(STUCK_MESSAGE, ConvergenceWarning, stacklevel=2)
+        if outcomes[k] is None:
+            dead_end = rules[k].dead_end(
+                curves[k], lambda k=k: (X_t[k, rows], predictions[k, rows])
+            )
+            if dead_end == "collapsed":
+                diverge(k, curves[k][-1], template.max_iter, collapsed=True)
+            elif dead_end == "stuck":
+                warnings.warn(STUCK_MESSAGE, ConvergenceWarning, stacklevel=2)
         if outcomes[k] is not None:
             fitted.append(outcomes[k])
             continue
