@@ -13,6 +13,11 @@ from sklearn_pt._engine import (
     resolve_device,
     resolve_dtype,
     solve_ridge,
+)
+from sklearn_pt._training import (
+    DivergenceCheck,
+    FunctionCallback,
+    default_callbacks,
     train_module,
 )
 from sklearn_pt.exceptions import ConvergenceWarning, DivergenceError
@@ -142,7 +147,7 @@ def test_every_solver_fits_a_linear_target(solver, lr):
         learning_rate_init=lr,
         batch_size=32,
         max_iter=300,
-        tol=1e-12,
+        callbacks=default_callbacks(tol=1e-12),
         generator=make_generator(0),
     )
     assert result.loss_curve[-1] < 1e-3 * result.loss_curve[0]
@@ -214,11 +219,18 @@ def test_frozen_parameters_and_buffers_do_not_move():
 def test_early_stopping_and_convergence_warning():
     X, y = linear_problem()
     result = train_module(
-        linear_module(), X, y, solver="adam", max_iter=500, tol=10.0, n_iter_no_change=3
+        linear_module(),
+        X,
+        y,
+        solver="adam",
+        max_iter=500,
+        callbacks=default_callbacks(tol=10.0, n_iter_no_change=3),
     )
     assert result.converged and result.n_iter == 4
     with pytest.warns(ConvergenceWarning, match="max_iter=2"):
-        result = train_module(linear_module(), X, y, max_iter=2, tol=0.0)
+        result = train_module(
+            linear_module(), X, y, max_iter=2, callbacks=default_callbacks(tol=0.0)
+        )
     assert not result.converged and result.n_iter == 2
 
 
@@ -230,7 +242,13 @@ def test_callback_can_stop_training():
         seen.append((iteration, loss))
         return iteration == 5
 
-    result = train_module(linear_module(), X, y, max_iter=100, callback=callback)
+    result = train_module(
+        linear_module(),
+        X,
+        y,
+        max_iter=100,
+        callbacks=default_callbacks(extra=[FunctionCallback(callback)]),
+    )
     assert result.n_iter == 5 and result.converged
     assert [loss for _, loss in seen] == result.loss_curve
 
@@ -250,7 +268,11 @@ def test_divergence_on_nan_loss_and_custom_name():
     y[0] = float("nan")
     with pytest.raises(DivergenceError, match="step_size_constants"):
         train_module(
-            linear_module(), X, y, max_iter=5, learning_rate_name="step_size_constants"
+            linear_module(),
+            X,
+            y,
+            max_iter=5,
+            callbacks=[DivergenceCheck("step_size_constants")],
         )
 
 
@@ -266,7 +288,7 @@ def test_mini_batch_order_follows_the_generator():
             solver="sgd",
             batch_size=16,
             max_iter=2,
-            tol=0.0,
+            callbacks=default_callbacks(tol=0.0),
             generator=make_generator(seed),
             learning_rate_init=0.01,
         )
@@ -288,8 +310,7 @@ def test_training_leaves_global_rng_alone():
         X,
         y,
         max_iter=3,
-        tol=1e9,
-        n_iter_no_change=2,
+        callbacks=default_callbacks(tol=1e9, n_iter_no_change=2),
         generator=make_generator(0),
     )
     assert torch.equal(torch_state, torch.get_rng_state())
@@ -299,11 +320,21 @@ def test_training_leaves_global_rng_alone():
 def test_verbose_prints_like_mlp(capsys):
     X, y = linear_problem()
     train_module(
-        linear_module(), X, y, max_iter=3, tol=1e9, n_iter_no_change=2, verbose=1
+        linear_module(),
+        X,
+        y,
+        max_iter=3,
+        callbacks=default_callbacks(tol=1e9, n_iter_no_change=2, verbose=1),
     )
     out = capsys.readouterr().out
     assert "Iteration 1, loss = " in out and "Iteration 2, loss = " in out
-    train_module(linear_module(), X, y, max_iter=3, tol=1e9, n_iter_no_change=2)
+    train_module(
+        linear_module(),
+        X,
+        y,
+        max_iter=3,
+        callbacks=default_callbacks(tol=1e9, n_iter_no_change=2),
+    )
     assert capsys.readouterr().out == ""
 
 
@@ -317,8 +348,7 @@ def test_fixed_number_of_steps_without_early_stopping():
             y,
             solver="gd",
             max_iter=2,
-            tol=1e9,
-            early_stopping=False,
+            callbacks=[DivergenceCheck()],  # no early stopping
         )
     assert result.n_iter == 2 and not result.converged
 
@@ -337,8 +367,7 @@ def test_negative_losses_are_not_mistaken_for_divergence():
         learning_rate_init=0.01,
         max_iter=3,
         loss=correlation,
-        early_stopping=False,
-        nonnegative_loss=False,
+        callbacks=[DivergenceCheck(relative=False)],  # not a nonnegative loss
     )
     assert result.loss_curve[-1] < result.loss_curve[0] == 0.0  # zero init
 
@@ -525,9 +554,7 @@ def test_lbfgs_loss_curve_is_the_objective_of_each_iterate():
         solver="lbfgs",
         alpha=alpha,
         max_iter=40,
-        callback=callback,
-        tol=0.0,
-        early_stopping=False,
+        callbacks=[DivergenceCheck(), FunctionCallback(callback)],  # no early stop
     )
     assert max(mismatch) < 1e-12
     assert all(
@@ -544,7 +571,12 @@ def test_lbfgs_tol_is_the_gradient_tolerance(capsys):
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         result = train_module(
-            module, X, y, solver="lbfgs", max_iter=1000, tol=1e-5, verbose=1
+            module,
+            X,
+            y,
+            solver="lbfgs",
+            max_iter=1000,
+            callbacks=default_callbacks(tol=1e-5, verbose=1),
         )
     assert result.converged and result.n_iter < 1000
     assert "L-BFGS converged: max |gradient|" in capsys.readouterr().out
@@ -562,7 +594,7 @@ def test_lbfgs_evaluates_once_per_iteration():
     calls = []
     module.register_forward_hook(lambda *_: calls.append(1))
     result = train_module(
-        module, X, y, solver="lbfgs", max_iter=30, tol=0.0, early_stopping=False
+        module, X, y, solver="lbfgs", max_iter=30, callbacks=[DivergenceCheck()]
     )
     # One initial loss, one evaluation at the start, then the line-search
     # trials: mostly one per iteration (the unit step is usually accepted).
@@ -575,7 +607,12 @@ def test_lbfgs_without_early_stopping_runs_max_iter_quietly():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         result = train_module(
-            linear_module(), X, y, solver="lbfgs", max_iter=80, early_stopping=False
+            linear_module(),
+            X,
+            y,
+            solver="lbfgs",
+            max_iter=80,
+            callbacks=[DivergenceCheck()],  # no early stopping
         )
     assert result.n_iter == 80 and not result.converged
     assert result.loss_curve[-1] < 1e-20

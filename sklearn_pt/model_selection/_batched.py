@@ -11,9 +11,11 @@ uses it for :func:`~sklearn_pt.model_selection.proportion_curve`
 
 Equivalence with sequential fits
 --------------------------------
-:func:`train_batched` reproduces :func:`sklearn_pt._engine.train_module` model
-by model: the same initial weights and trainable neurons (each network is built
-by :class:`~sklearn_pt.nn.PartiallyTrainableMLP` from its own generator, as in
+:func:`train_batched` runs the one training loop
+(:func:`sklearn_pt._training.fit_loop`) with a stacked stepper, and so
+reproduces :func:`sklearn_pt._training.train_module` model by model: the same
+initial weights and trainable neurons (each network is built by
+:class:`~sklearn_pt.nn.PartiallyTrainableMLP` from its own generator, as in
 ``fit``), the same mini-batch order (one permutation per epoch drawn from each
 network's generator), the same optimiser (torch's SGD and Adam are elementwise,
 so one optimiser on stacked tensors is ``K`` independent ones; the weight decay
@@ -23,8 +25,9 @@ divergence checks. A stopped network's weights are kept fixed, and so are
 frozen rows (restored after each step, bitwise). What differs is the order of
 floating-point operations inside the batched matrix products and in the
 hand-derived backward pass
-(:meth:`~sklearn_pt.nn._batched.BatchedPartiallyTrainableMLP.squared_error_gradients_`),
-so results agree to rounding: about 1e-12 relative in float64.
+(:meth:`~sklearn_pt.nn._batched.BatchedPartiallyTrainableMLP.squared_error_gradients_`,
+tested against autograd on the same stacked module), so results agree to
+rounding: about 1e-12 relative in float64.
 """
 
 from __future__ import annotations
@@ -42,20 +45,17 @@ from sklearn.utils import indexable
 
 from .._base import validate_input
 from .._compat import _safe_indexing, validate_data
-from .._engine import (
-    INITIAL_LOSS_ROWS,
-    StoppingRule,
-    TrainingResult,
-    as_tensor,
-    divergence_message,
-    make_generator,
-    make_optimizer,
-    resolve_batch_size,
-    resolve_device,
-    resolve_dtype,
-)
+from .._engine import as_tensor, make_generator, resolve_device, resolve_dtype
 from .._progress import progress_bar, quiet_fit, warn_convergence
-from ..exceptions import ConvergenceWarning, DivergenceError
+from .._training import (
+    FIRST_ORDER_SOLVERS,
+    DivergenceCheck,
+    StackedStepper,
+    TrainingResult,
+    default_callbacks,
+    fit_loop,
+)
+from ..exceptions import DivergenceError
 from ..neural_network import PartiallyTrainableRegressor
 from ..nn._batched import BatchedPartiallyTrainableMLP, append_ones
 
@@ -68,7 +68,7 @@ __all__ = [
     "train_batched",
 ]
 
-BATCHED_SOLVERS = ("adam", "sgd", "gd")
+BATCHED_SOLVERS = FIRST_ORDER_SOLVERS
 """Solvers whose update is elementwise, so that stacking models is exact."""
 BATCHED_PARAMETERS = (
     "trainable_proportion",
@@ -136,18 +136,20 @@ def train_batched(
     y: torch.Tensor,
     *,
     generators: Sequence[torch.Generator],
-    initial_losses: Sequence[float],
+    initial_losses: Sequence[float] | None = None,
+    max_iter: int = 200,
+    callbacks: Sequence | None = None,
     solver: str = "adam",
     learning_rate_init: float = 1e-3,
     alpha: float = 0.0,
     batch_size: int | str = "auto",
-    max_iter: int = 200,
-    tol: float = 1e-4,
-    n_iter_no_change: int = 10,
     shuffle: bool = True,
+    gradients: str = "auto",
 ) -> list[TrainingResult | DivergenceError]:
     """Train the ``K`` networks of ``module`` on ``(X, y)``, each as
-    :func:`~sklearn_pt._engine.train_module` would train it alone.
+    :func:`~sklearn_pt._training.train_module` would train it alone: one
+    :func:`~sklearn_pt._training.fit_loop` over a
+    :class:`~sklearn_pt._training.StackedStepper`.
 
     Parameters
     ----------
@@ -159,13 +161,17 @@ def train_batched(
     generators : sequence of K torch.Generator
         Network ``k``'s CPU generator for its mini-batch order (in the state
         ``train_module`` would receive it).
-    initial_losses : sequence of K float
-        Network ``k``'s loss at initialisation
-        (:func:`~sklearn_pt._engine.initial_loss`), the reference of the
-        divergence checks.
+    initial_losses : sequence of K float, optional
+        Network ``k``'s loss at initialisation, the reference of the
+        divergence checks (computed on the first 8,192 rows when None).
+    max_iter : int, default=200
+    callbacks : sequence of Callback, optional
+        Default: :func:`~sklearn_pt._training.default_callbacks`.
     solver : {"adam", "sgd", "gd"}, default="adam"
-    learning_rate_init, alpha, batch_size, max_iter, tol, n_iter_no_change, shuffle
-        As in :func:`~sklearn_pt._engine.train_module`.
+    learning_rate_init, alpha, batch_size, shuffle
+        As in :func:`~sklearn_pt._training.make_stepper`.
+    gradients : {"auto", "manual", "autograd"}, default="auto"
+        The stacked module's hand-derived backward pass, or autograd.
 
     Returns
     -------
@@ -178,163 +184,25 @@ def train_batched(
     ConvergenceWarning
         Once, if some networks reached ``max_iter`` before the stopping rule.
     """
-    if solver not in BATCHED_SOLVERS:
-        raise ValueError(
-            f"train_batched supports solver in {_quoted(BATCHED_SOLVERS)}; got "
-            f"solver={solver!r}. Fit such estimators one by one."
-        )
-    n_models = module.n_models
-    step = _batched_stepper(
+    stepper = StackedStepper(
         module,
-        X,
+        append_ones(X),  # the first layer's bias input
         y,
         solver=solver,
         learning_rate=learning_rate_init,
-        weight_decay=alpha / X.shape[0],
+        alpha=alpha,
         batch_size=batch_size,
         shuffle=shuffle,
         generators=generators,
+        gradients=gradients,
     )
-    results = [TrainingResult() for _ in range(n_models)]
-    outcomes: list[TrainingResult | DivergenceError] = list(results)
-    rules = [
-        StoppingRule(loss, tol=tol, n_iter_no_change=n_iter_no_change)
-        for loss in initial_losses
-    ]
-    active = torch.ones(n_models, dtype=torch.bool)
-    module.start_training()
-    for iteration in range(1, max_iter + 1):
-        losses = step(active)
-        stopped = []
-        for k in active.nonzero().flatten().tolist():
-            epoch_loss, result = losses[k], results[k]
-            result.loss_curve.append(epoch_loss)
-            result.n_iter = iteration
-            if rules[k].diverged(epoch_loss):
-                outcomes[k] = _diverged(
-                    epoch_loss, initial_losses[k], iteration, solver, learning_rate_init
-                )
-                stopped.append(k)
-                continue
-            if rules[k].converged(epoch_loss):
-                result.converged = True
-                stopped.append(k)
-        if stopped:
-            module.stop_models(stopped)
-            active[stopped] = False
-            if not active.any():
-                break
-    for k, result in enumerate(results):
-        if outcomes[k] is not result:
-            continue
-        if rules[k].rose(result.loss_curve[-1]):
-            outcomes[k] = _diverged(
-                result.loss_curve[-1],
-                initial_losses[k],
-                result.n_iter,
-                solver,
-                learning_rate_init,
-            )
-    not_converged = sum(
-        1 for r, o in zip(results, outcomes, strict=True) if o is r and not r.converged
-    )
-    if not_converged:
-        warnings.warn(
-            f"{not_converged} of {n_models} networks: solver={solver!r} reached "
-            f"max_iter={max_iter} iterations before the training loss stopped "
-            f"improving by tol={tol}. Increase max_iter, or raise tol to stop "
-            "earlier.",
-            ConvergenceWarning,
-            stacklevel=2,
-        )
-    return outcomes
-
-
-def _diverged(loss, initial_loss, iteration, solver, learning_rate) -> DivergenceError:
-    return DivergenceError(
-        divergence_message(
-            loss, initial_loss, iteration, solver, "learning_rate_init", learning_rate
-        )
-    )
-
-
-def _batched_stepper(
-    module,
-    X,
-    y,
-    *,
-    solver,
-    learning_rate,
-    weight_decay,
-    batch_size,
-    shuffle,
-    generators,
-):
-    """One epoch (SGD/Adam) or one full-batch step (GD) of all networks.
-
-    The returned callable takes the bool ``(K,)`` mask of networks still
-    training and gives each network's objective as a list of floats (entries
-    of stopped networks are meaningless).
-    """
-    # The module adds the weight decay to the gradients: one parameter group.
-    groups = [{"params": list(module.parameters())}]
-    optimizer = make_optimizer(groups, solver, learning_rate)
-    n_models, n_samples = module.n_models, X.shape[0]
-    X = append_ones(X)  # the first layer's bias input
-    batch_size = resolve_batch_size(batch_size, solver, n_samples)
-
-    def penalty() -> torch.Tensor | float:
-        if weight_decay == 0.0:
-            return 0.0
-        return 0.5 * weight_decay * module.squared_weight_norms()
-
-    def take_step(inputs, targets) -> torch.Tensor:
-        losses = module.squared_error_gradients_(
-            inputs, targets, weight_decay=weight_decay
-        )
-        optimizer.step()
-        module.restore_fixed_()
-        return losses
-
-    def full_batch_step(active) -> list[float]:
-        with torch.no_grad():
-            start_penalty = penalty()
-        losses = take_step(X.expand(n_models, -1, -1), y.expand(n_models, -1, -1))
-        return (losses + start_penalty).tolist()
-
-    if batch_size == n_samples:
-        return full_batch_step
-
-    sizes = [batch_size] * (n_samples // batch_size)
-    if n_samples % batch_size:
-        sizes.append(n_samples % batch_size)
-    batch_weights = torch.tensor(sizes, dtype=X.dtype, device=X.device) / n_samples
-    identity = torch.arange(n_samples)
-
-    def orders(active) -> torch.Tensor:
-        """Row order ``(K, n)`` of this epoch, drawn from each network's
-        generator (stopped networks draw nothing, as they would not run)."""
-        if not shuffle:
-            return identity.expand(n_models, -1).to(X.device)
-        rows = [
-            torch.randperm(n_samples, generator=generators[k]) if running else identity
-            for k, running in enumerate(active.tolist())
-        ]
-        return torch.stack(rows).to(X.device)
-
-    def gather(data, index) -> torch.Tensor:
-        return data.index_select(0, index.reshape(-1)).view(*index.shape, -1)
-
-    def epoch(active) -> list[float]:
-        batch_losses = [
-            take_step(gather(X, index), gather(y, index))
-            for index in orders(active).split(batch_size, dim=1)
-        ]
-        with torch.no_grad():
-            mean_loss = batch_weights @ torch.stack(batch_losses)
-            return (mean_loss + penalty()).tolist()
-
-    return epoch
+    if callbacks is None:
+        callbacks = default_callbacks()
+    if initial_losses is not None:
+        for callback in callbacks:
+            if isinstance(callback, DivergenceCheck):
+                callback.initial_losses = initial_losses
+    return fit_loop(stepper, max_iter=max_iter, callbacks=callbacks)
 
 
 def _check_batchable(estimators) -> None:
@@ -487,8 +355,9 @@ def _fit_as_one_batch(estimators, X, y) -> tuple[list, BatchedPartiallyTrainable
             X_t,
             y_t,
             generators=[generators[k] for k in trained],
-            initial_losses=_initial_losses(batch, X_t, y_t),
-            **template._training_params(),
+            max_iter=template.max_iter,
+            callbacks=template._callbacks(),
+            **template._stepper_params(),
         )
         batch.copy_to_modules([modules[k] for k in trained])
         for k, result in zip(trained, results, strict=True):
@@ -503,15 +372,6 @@ def _fit_as_one_batch(estimators, X, y) -> tuple[list, BatchedPartiallyTrainable
         fitted.append(estimator)
     # Every network, its final readout included, for the batched scoring.
     return fitted, BatchedPartiallyTrainableMLP.from_modules(modules)
-
-
-def _initial_losses(batch, X, y) -> list[float]:
-    """Each network's :func:`~sklearn_pt._engine.initial_loss`, from one
-    batched evaluation on the same rows."""
-    rows = slice(0, INITIAL_LOSS_ROWS)
-    inputs = append_ones(X[rows]).expand(batch.n_models, -1, -1)
-    errors = batch.predict(inputs).sub_(y[rows])
-    return errors.square_().mean((1, 2)).mul_(0.5).tolist()
 
 
 def batched_validation_curves(

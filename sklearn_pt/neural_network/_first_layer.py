@@ -28,13 +28,17 @@ from .._compat import (
     _fit_context,
     validate_data,
 )
-from .._engine import (
-    DeviceString,
-    as_tensor,
-    predict_numpy,
-    train_module,
+from .._engine import DeviceString, as_tensor, predict_numpy
+from .._training import (
+    Callback,
+    DivergenceCheck,
+    FirstOrderStepper,
+    LossHistory,
+    PrintLog,
+    fit_loop,
 )
 from ..decomposition import SpectralEstimator, subspace_overlap
+from ..exceptions import DivergenceError
 from ..nn._activations import ACTIVATIONS
 from ..spectral._hessian import HessianMonitor
 from ._two_step import check_width
@@ -424,59 +428,46 @@ default="ones"
         X_t = as_tensor(X, device=device, dtype=dtype)
         y_t = as_tensor(y, device=device, dtype=dtype)
 
-        recorder = _Recorder(module, test, directions)
-        monitor = None
+        callbacks = self._callbacks(module, X_t, y_t, test, directions)
+        stepper = FirstOrderStepper(
+            module, X_t, y_t, solver="gd", learning_rate=learning_rate
+        )
+        (result,) = fit_loop(stepper, max_iter=self.max_iter, callbacks=callbacks)
+        if isinstance(result, DivergenceError):
+            raise result
+        history = {}
+        for callback in callbacks:
+            if hasattr(callback, "fitted_history"):
+                history.update(callback.fitted_history())
+        return self._set_fitted(module, second_layer, history, result, device)
+
+    def _callbacks(self, module, X_t, y_t, test, directions) -> list[Callback]:
+        """What runs beside full-batch GD: the divergence checks (no early
+        stopping: exactly ``max_iter`` steps), the log with ``verbose``, the
+        test loss and overlap at every iteration (``eval_set``,
+        ``true_directions``), the Hessian spectra (``hessian_every``) and
+        the training-loss history, whose ``fitted_history()`` make
+        ``history_``."""
+        callbacks = [DivergenceCheck(), *([PrintLog()] if self.verbose else [])]
+        callbacks.append(_Recorder(module, test, directions))
         if self.hessian_every is not None:
             if self.hessian_k >= module.weight.numel():
                 raise ValueError(
                     f"hessian_k={self.hessian_k} must be smaller than the number of "
                     f"trained weights, width * n_features = {module.weight.numel()}."
                 )
-            monitor = HessianMonitor(
-                module,
-                X_t,
-                y_t,
-                every=self.hessian_every,
-                k=self.hessian_k,
-                directions=directions,
-                random_state=0,
+            callbacks.append(
+                _HessianHistory(
+                    module,
+                    X_t,
+                    y_t,
+                    every=self.hessian_every,
+                    k=self.hessian_k,
+                    directions=directions,
+                    random_state=0,
+                )
             )
-
-        def callback(iteration: int, loss: float) -> bool:
-            recorder(iteration)
-            if monitor is not None:
-                monitor(iteration, loss)
-            return False
-
-        recorder(0)
-        if monitor is not None:
-            monitor.record(0)
-        result = train_module(
-            module,
-            X_t,
-            y_t,
-            solver="gd",
-            learning_rate_init=learning_rate,
-            max_iter=self.max_iter,
-            verbose=self.verbose,
-            callback=callback,
-            learning_rate_name="learning_rate_init",
-            early_stopping=False,
-        )
-        with torch.no_grad():
-            final_loss = float(0.5 * torch.mean((module(X_t) - y_t) ** 2))
-
-        history = {
-            "iteration": np.arange(result.n_iter + 1),
-            "train_loss": np.array([*result.loss_curve, final_loss]),
-            **recorder.history(),
-        }
-        if monitor is not None:
-            history["hessian_iteration"] = np.array(monitor.history["iteration"])
-            history["hessian_eigenvalues"] = np.array(monitor.history["eigenvalues"])
-            if directions is not None:
-                history["hessian_overlap"] = np.array(monitor.history["overlaps"])
-        return self._set_fitted(module, second_layer, history, result, device)
+        return [*callbacks, LossHistory()]
 
     def _set_fitted(self, module, second_layer, history, result, device):
         """Store the fitted attributes (shared with the stacked sweep fit)."""
@@ -578,8 +569,9 @@ default="ones"
         return tags
 
 
-class _Recorder:
-    """Test loss and overlap of the network at each iteration."""
+class _Recorder(Callback):
+    """Test loss and overlap of the network before training and after each
+    iteration."""
 
     def __init__(self, module, test, directions):
         self.module = module
@@ -588,7 +580,13 @@ class _Recorder:
         self.test_loss: list[float] = []
         self.overlap: list[float] = []
 
-    def __call__(self, iteration: int) -> None:
+    def on_train_begin(self, loop) -> None:
+        self.record()
+
+    def on_iteration_end(self, loop, k, loss):
+        self.record()
+
+    def record(self) -> None:
         if self.test is not None:
             X_test, y_test = self.test
             with torch.no_grad():
@@ -598,10 +596,24 @@ class _Recorder:
             weight = self.module.weight.detach().cpu().numpy()
             self.overlap.append(neuron_overlap(weight, self.directions))
 
-    def history(self) -> dict:
+    def fitted_history(self) -> dict:
         history = {}
         if self.test is not None:
             history["test_loss"] = np.array(self.test_loss)
         if self.directions is not None:
             history["overlap"] = np.array(self.overlap)
+        return history
+
+
+class _HessianHistory(HessianMonitor):
+    """The :class:`HessianMonitor` of ``hessian_every``, its record under
+    ``history_``'s keys."""
+
+    def fitted_history(self) -> dict:
+        history = {
+            "hessian_iteration": np.array(self.history["iteration"]),
+            "hessian_eigenvalues": np.array(self.history["eigenvalues"]),
+        }
+        if "overlaps" in self.history:
+            history["hessian_overlap"] = np.array(self.history["overlaps"])
         return history

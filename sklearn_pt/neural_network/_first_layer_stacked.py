@@ -11,7 +11,6 @@ fits (equal to rounding, tested).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -19,15 +18,9 @@ import torch
 
 from .._base import validate_input
 from .._compat import validate_data
-from .._engine import (
-    INITIAL_LOSS_ROWS,
-    STUCK_MESSAGE,
-    StoppingRule,
-    TrainingResult,
-    as_tensor,
-    divergence_message,
-)
-from ..exceptions import ConvergenceWarning, DivergenceError
+from .._engine import as_tensor
+from .._training import DivergenceCheck, LossHistory, StackedStepper, fit_loop
+from ..exceptions import DivergenceError
 from ._first_layer import (
     ACTIVATIONS,
     FirstLayerGDRegressor,
@@ -59,9 +52,44 @@ def stacked_fit_unsupported_reason(estimator) -> str | None:
     return None
 
 
-def _initial_loss(network_outputs, y) -> torch.Tensor:
-    rows = slice(0, INITIAL_LOSS_ROWS)
-    return 0.5 * ((network_outputs[:, rows] - y[:, rows]) ** 2).mean(dim=1)
+class StackedFirstLayerNetwork(torch.nn.Module):
+    """``K`` :class:`FirstLayerNetwork` s of one shape, stacked: first layers
+    ``W`` of shape ``(K, width, d)``, one fixed second layer ``a``; network
+    ``k`` computes ``sigma(x[k] @ W[k].T) @ a / width``. It has the protocol
+    of :class:`~sklearn_pt._training.StackedStepper` (a stopped network's
+    ``W[k]`` is put back after every step)."""
+
+    def __init__(self, weight, second_layer, activation):
+        super().__init__()
+        self.weight = torch.nn.Parameter(weight)
+        self.register_buffer("second_layer", second_layer)
+        self.activation = activation
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        hidden = self.activation(torch.bmm(x, self.weight.mT))
+        return hidden @ self.second_layer / self.weight.shape[1]
+
+    def stacked_losses(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return 0.5 * ((self(x) - y) ** 2).mean(dim=1)
+
+    @torch.no_grad()
+    def predict(self, x: torch.Tensor) -> torch.Tensor:
+        return self(x)
+
+    def start_training(self) -> None:
+        self._running = torch.ones(
+            self.weight.shape[0], 1, 1, dtype=torch.bool, device=self.weight.device
+        )
+        self._kept = self.weight.detach().clone()
+
+    def stop_models(self, models) -> None:
+        index = torch.as_tensor(list(models), device=self.weight.device)
+        self._kept[index] = self.weight.detach()[index]
+        self._running[index] = False
+
+    @torch.no_grad()
+    def restore_fixed_(self) -> None:
+        torch.where(self._running, self.weight, self._kept, out=self.weight)
 
 
 def fit_stacked(
@@ -125,73 +153,32 @@ def fit_stacked(
     X_t = as_tensor(np.stack(inputs), device=device, dtype=dtype)
     y_t = as_tensor(np.stack(targets), device=device, dtype=dtype)
     W = torch.as_tensor(np.stack(weights), dtype=dtype, device=device)
-    W.requires_grad_(True)
 
-    def outputs(weight):
-        return activation(torch.bmm(X_t, weight.mT)) @ a / width
-
-    with torch.no_grad():
-        initial = _initial_loss(outputs(W), y_t).tolist()
-    rules = [StoppingRule(value) for value in initial]
-    curves = [[] for _ in estimators]
-    outcomes: list = [None] * len(estimators)
-    active = torch.ones(len(estimators), dtype=torch.bool, device=device)
-
-    def diverge(k, loss, iteration, collapsed=False):
-        outcomes[k] = DivergenceError(
-            divergence_message(
-                loss,
-                rules[k].initial_loss,
-                iteration,
-                "gd",
-                "learning_rate_init",
-                rate,
-                collapsed=collapsed,
-            )
-        )
-        active[k] = False
-
-    for iteration in range(1, template.max_iter + 1):
-        W.grad = None
-        losses = 0.5 * ((outputs(W) - y_t) ** 2).mean(dim=1)
-        losses.sum().backward()
-        with torch.no_grad():
-            W.sub_(W.grad * (rate * active.to(dtype))[:, None, None])
-        for k, loss in enumerate(losses.detach().tolist()):
-            if outcomes[k] is not None:
-                continue
-            curves[k].append(loss)
-            if rules[k].diverged(loss):
-                diverge(k, loss, iteration)
-                with torch.no_grad():
-                    W[k] = 0.0  # frozen; keeps non-finite values out of the batch
-    with torch.no_grad():
-        predictions = outputs(W)
-        final = (0.5 * ((predictions - y_t) ** 2).mean(dim=1)).tolist()
-    rows = slice(0, INITIAL_LOSS_ROWS)
+    module = StackedFirstLayerNetwork(W, a, activation)
+    stepper = StackedStepper(
+        module,
+        X_t,
+        y_t,
+        solver="gd",
+        learning_rate=rate,
+        generators=[None] * len(estimators),  # full batch: no row order
+        per_model_data=True,
+    )
+    history = LossHistory()
+    outcomes = fit_loop(
+        stepper, max_iter=template.max_iter, callbacks=[DivergenceCheck(), history]
+    )
     fitted = []
-    for k, estimator in enumerate(estimators):
-        if outcomes[k] is None and rules[k].rose(curves[k][-1]):
-            diverge(k, curves[k][-1], template.max_iter)
-        if outcomes[k] is None:
-            dead_end = rules[k].dead_end(
-                curves[k], lambda k=k: (X_t[k, rows], predictions[k, rows])
-            )
-            if dead_end == "collapsed":
-                diverge(k, curves[k][-1], template.max_iter, collapsed=True)
-            elif dead_end == "stuck":
-                warnings.warn(STUCK_MESSAGE, ConvergenceWarning, stacklevel=2)
-        if outcomes[k] is not None:
-            fitted.append(outcomes[k])
+    for k, (estimator, outcome) in enumerate(zip(estimators, outcomes, strict=True)):
+        if isinstance(outcome, DivergenceError):
+            fitted.append(outcome)
             continue
-        module = FirstLayerNetwork(W[k].detach().clone(), a.clone(), activation)
-        result = TrainingResult()
-        result.loss_curve, result.n_iter = curves[k], template.max_iter
-        history = {
-            "iteration": np.arange(template.max_iter + 1),
-            "train_loss": np.array([*curves[k], final[k]]),
-        }
+        network = FirstLayerNetwork(
+            module.weight[k].detach().clone(), a.clone(), activation
+        )
         fitted.append(
-            estimator._set_fitted(module, second_layer, history, result, device)
+            estimator._set_fitted(
+                network, second_layer, history.fitted_history(k), outcome, device
+            )
         )
     return fitted

@@ -16,12 +16,11 @@ from .._compat import Interval, StrOptions, _fit_context, validate_data
 from .._engine import (
     SOLVERS,
     TRAINING_PARAMETER_CONSTRAINTS,
-    TrainingResult,
     as_tensor,
     predict_numpy,
     solve_ridge,
-    train_module,
 )
+from .._training import TrainingResult, default_callbacks, train_module
 from ..kernels import ridge_leverage_scores
 from ..nn import (
     PartiallyTrainableMLP,
@@ -470,28 +469,34 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
                 module,
                 X_t,
                 y_t,
-                **self._training_params(),
+                max_iter=self.max_iter,
+                callbacks=self._callbacks(),
                 generator=generator,
-                verbose=self.verbose,
+                **self._stepper_params(),
             )
             result = self._finish_readout(module, X_t, y_t, result)
         self._set_fitted(module, result, y, device)
         return self
 
-    def _training_params(self) -> dict:
-        """The parameters that set how the hidden layers are trained, as
-        keywords of :func:`~sklearn_pt._engine.train_module`; the batched
-        sweep passes the same ones to its stacked loop."""
+    def _stepper_params(self) -> dict:
+        """The parameters of one training iteration, as keywords of
+        :func:`~sklearn_pt._training.make_stepper`; the batched sweep gives
+        the same ones to its stacked stepper."""
         return {
             "solver": self.solver,
             "learning_rate_init": self.learning_rate_init,
             "alpha": self.alpha,
             "batch_size": self.batch_size,
-            "max_iter": self.max_iter,
-            "tol": self.tol,
-            "n_iter_no_change": self.n_iter_no_change,
             "shuffle": self.shuffle,
         }
+
+    def _callbacks(self) -> list:
+        """What stops, checks and reports training (also in the batched
+        sweep): divergence checks, the log with ``verbose``, early stopping
+        on ``tol``/``n_iter_no_change`` and the warning at ``max_iter``."""
+        return default_callbacks(
+            tol=self.tol, n_iter_no_change=self.n_iter_no_change, verbose=self.verbose
+        )
 
     def _readout_in_closed_form_only(self, module) -> bool:
         """Whether the fit is the closed-form readout alone: ``solver="ridge"``,

@@ -23,12 +23,14 @@ from .._compat import (
     _fit_context,
     validate_data,
 )
-from .._engine import (
-    TRAINING_PARAMETER_CONSTRAINTS,
-    as_tensor,
+from .._engine import TRAINING_PARAMETER_CONSTRAINTS, as_tensor, predict_numpy
+from .._training import (
+    Callback,
+    DivergenceCheck,
+    FirstOrderStepper,
+    PrintLog,
+    fit_loop,
     half_squared_error,
-    predict_numpy,
-    train_module,
 )
 from ..exceptions import DivergenceError
 from ..nn._activations import ACTIVATIONS
@@ -197,6 +199,30 @@ def standardise_targets(y: np.ndarray) -> np.ndarray:
     return (y - y.mean()) / (std if std > 0 else 1.0)
 
 
+class _StepRecorder(Callback):
+    """After each gradient step: check that the weights, pre-activations and
+    features on the step's batch are finite, and keep a copy of ``W``."""
+
+    def __init__(self, network, step_sizes):
+        self.network, self.step_sizes = network, step_sizes
+        self.weights: list[torch.Tensor] = []
+
+    def on_iteration_end(self, loop, k, loss):
+        X_b = loop.stepper.schedule[loop.iteration - 1][0]
+        current = self.network.feature_map.weight.detach()
+        with torch.no_grad():
+            pre_activations = X_b @ current.T
+            features = self.network.feature_map(X_b)
+        check_features_finite(
+            current,
+            pre_activations,
+            features,
+            where=f"Gradient step {loop.iteration} of {loop.max_iter}",
+            step_sizes=self.step_sizes,
+        )
+        self.weights.append(current.cpu().clone())
+
+
 def run_two_steps(
     X: np.ndarray,
     y: np.ndarray,
@@ -235,36 +261,25 @@ def run_two_steps(
         first, second = order[:half].to(device), order[half:].to(device)
         batches = [(X_t[first], y_t[first]), (X_t[second], y_t[second])]
 
-    weights = [weight.clone()]
-    for step in range(n_steps):
-        X_b, y_b = batches[step]
-        result = train_module(
+    recorder = _StepRecorder(network, step_sizes)
+    if n_steps:
+        stepper = FirstOrderStepper(
             network,
-            X_b,
-            y_b,
+            *batches[0],
             solver="gd",
-            learning_rate_init=step_sizes[step],
-            max_iter=1,
-            early_stopping=False,
             loss=LOSSES[loss],
-            nonnegative_loss=loss == "squared",
-            learning_rate_name="step_size_constants",
+            schedule=[(*batches[i], step_sizes[i]) for i in range(n_steps)],
         )
-        if verbose:
-            # The engine numbers the iterations of each call from 1.
-            print(f"Iteration {step + 1}, loss = {result.loss_curve[0]:.8f}")
-        current = network.feature_map.weight.detach()
-        with torch.no_grad():
-            pre_activations = X_b @ current.T
-            features = network.feature_map(X_b)
-        check_features_finite(
-            current,
-            pre_activations,
-            features,
-            where=f"Gradient step {step + 1} of {n_steps}",
-            step_sizes=step_sizes,
+        # Two large steps are meant to move far from the start: only a
+        # non-finite loss diverges (overflowing features are the recorder's).
+        check = DivergenceCheck("step_size_constants", relative=False, final=False)
+        log = [PrintLog()] if verbose else []
+        (outcome,) = fit_loop(
+            stepper, max_iter=n_steps, callbacks=[check, *log, recorder]
         )
-        weights.append(current.cpu().clone())
+        if isinstance(outcome, DivergenceError):
+            raise outcome
+    weights = [weight.clone(), *recorder.weights]
     return network, [w.cpu().numpy() for w in weights]
 
 

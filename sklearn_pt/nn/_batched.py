@@ -288,11 +288,42 @@ class BatchedPartiallyTrainableMLP(nn.Module):
             if lowest is not None:
                 self._backpropagate(activations, residual, views, lowest)
         if weight_decay:
-            for weight, grad in zip(views.weights, views.grads, strict=True):
-                if grad is not None:
-                    grad[:, :-1].add_(weight, alpha=weight_decay)
-            views.readout_grad_weight.add_(views.readout_weight, alpha=weight_decay)
+            self.add_weight_decay_(weight_decay)
         return squared_errors.mul_(0.5 * scale)
+
+    def stacked_losses(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """Each network's loss ``0.5 * mean((f_k(x[k]) - y[k]) ** 2)`` by
+        autograd-tracked operations: what :meth:`squared_error_gradients_`
+        returns, for training by autograd (the reference of that
+        hand-derived pass).
+
+        Parameters
+        ----------
+        x : Tensor of shape (K, n, n_features + 1)
+            Inputs followed by a column of ones (see :func:`append_ones`).
+        y : Tensor of shape (K, n, n_outputs)
+
+        Returns
+        -------
+        Tensor of shape (K,)
+        """
+        for depth, layer in enumerate(self.layers):
+            x = F.relu(torch.bmm(x, layer) if depth == 0 else _affine(x, layer))
+        outputs = torch.baddbmm(
+            self.readout_bias.unsqueeze(1), x, self.readout_weight.mT
+        )
+        return 0.5 * (outputs - y).square().mean((1, 2))
+
+    @torch.no_grad()
+    def add_weight_decay_(self, weight_decay: float) -> None:
+        """Add ``weight_decay`` times the weights (not the biases) to their
+        gradients: the gradient of the penalty ``weight_decay / 2 * ||W||^2``
+        (the frozen neurons' entries are restored after the step anyway)."""
+        views = self._step_views()
+        for weight, layer in zip(views.weights, views.layers, strict=True):
+            if layer.grad is not None:
+                layer.grad[:, :-1].add_(weight, alpha=weight_decay)
+        self.readout.grad[:, :, :-1].add_(views.readout_weight, alpha=weight_decay)
 
     @torch.no_grad()
     def predict(self, x: torch.Tensor, *, max_elements: int = 2**22) -> torch.Tensor:
@@ -385,10 +416,10 @@ class BatchedPartiallyTrainableMLP(nn.Module):
         else:
             torch.bmm(residual, views.readout_weight, out=upstream)
         for depth in reversed(range(lowest, self._n_layers)):
-            # ReLU backward, in place: keep the gradient where the unit is on.
-            torch.ops.aten.threshold_backward.grad_input(
-                upstream, activations[depth + 1], 0.0, grad_input=upstream
-            )
+            # ReLU backward, in place: keep the gradient where the unit is on
+            # (the activations above are not needed any more: they become the
+            # 0/1 mask).
+            upstream.mul_(activations[depth + 1].gt_(0.0))
             inputs, grad = activations[depth], views.grads[depth]
             if grad is not None and depth == 0:
                 grad.baddbmm_(inputs.mT, upstream)  # the ones give the bias row

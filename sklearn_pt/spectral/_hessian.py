@@ -27,7 +27,8 @@ from sklearn.utils import Bunch, check_array
 from threadpoolctl import threadpool_limits
 
 from .._compat import Interval, StrOptions, validate_params
-from .._engine import as_tensor, half_squared_error, make_generator
+from .._engine import as_tensor, make_generator
+from .._training import Callback, half_squared_error
 
 __all__ = ["HessianMonitor", "eigenvector_overlap", "hessian_spectrum"]
 
@@ -419,16 +420,20 @@ def _spectrum(
     return result
 
 
-class HessianMonitor:
-    """Engine callback recording the Hessian's smallest eigenvalues.
+class HessianMonitor(Callback):
+    """Training callback recording the Hessian's smallest eigenvalues.
 
-    Every ``every`` iterations (and at iteration 0 when :meth:`record` is
-    called before training), the ``k`` smallest eigenvalues of the Hessian
-    of the empirical risk on ``(X, y)`` are computed by Lanczos on
-    Hessian-vector products (:func:`hessian_spectrum`) and appended to
-    :attr:`history`, with the overlap of their eigenvectors with the latent
-    directions when those are given. Pass the monitor (or a function calling
-    it) as ``callback`` of :func:`sklearn_pt._engine.train_module`.
+    Before training (iteration 0) and every ``every`` iterations, the ``k``
+    smallest eigenvalues of the Hessian of the empirical risk on ``(X, y)``
+    are computed by Lanczos on Hessian-vector products
+    (:func:`hessian_spectrum`) and appended to :attr:`history`, with the
+    overlap of their eigenvectors with the latent directions when those are
+    given. It is a callback of the training loop
+    (:func:`sklearn_pt._training.fit_loop`), as
+    :class:`~sklearn_pt.neural_network.FirstLayerGDRegressor` uses it with
+    ``hessian_every``; outside that loop, call :meth:`record` before
+    training and the monitor itself, ``monitor(iteration, loss)``, after
+    each iteration.
 
     Parameters
     ----------
@@ -527,3 +532,11 @@ class HessianMonitor:
         if iteration % self.every == 0:
             self.record(iteration)
         return False
+
+    def on_train_begin(self, loop) -> None:
+        """Record iteration 0, unless :meth:`record` already has."""
+        if not self.history["iteration"]:
+            self.record(0)
+
+    def on_iteration_end(self, loop, k: int, loss: float) -> None:
+        self(loop.iteration, loss)

@@ -11,18 +11,17 @@ from sklearn.model_selection import KFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from sklearn_pt._engine import initial_loss
+from sklearn_pt._training import StackedStepper, default_callbacks, initial_loss
 from sklearn_pt.exceptions import ConvergenceWarning, DivergenceError
 from sklearn_pt.model_selection import proportion_curve
 from sklearn_pt.model_selection._batched import (
-    _initial_losses,
     batched_unsupported_reason,
     fit_batched,
     train_batched,
 )
 from sklearn_pt.neural_network import PartiallyTrainableRegressor
 from sklearn_pt.nn import PartiallyTrainableMLP
-from sklearn_pt.nn._batched import BatchedPartiallyTrainableMLP
+from sklearn_pt.nn._batched import BatchedPartiallyTrainableMLP, append_ones
 from tests.conftest import make_sphere_regression
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -203,7 +202,7 @@ def test_frozen_rows_stay_bitwise_fixed():
         alpha=10.0,
         learning_rate_init=0.1,
         max_iter=5,
-        tol=0.0,
+        callbacks=default_callbacks(tol=0.0),
     )
     assert [o.n_iter for o in outcomes] == [5, 5]
     for weight, start, mask in zip(
@@ -286,7 +285,8 @@ def test_initial_losses_are_each_networks():
     ]
     batch = BatchedPartiallyTrainableMLP.from_modules(modules)
     expected = [initial_loss(module, X, y) for module in modules]
-    np.testing.assert_allclose(_initial_losses(batch, X, y), expected, rtol=1e-12)
+    stepper = StackedStepper(batch, append_ones(X), y, generators=[None] * 3)
+    np.testing.assert_allclose(stepper.initial_losses(), expected, rtol=1e-12)
     assert len(set(expected)) == 3
 
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from sklearn_pt._engine import train_module
+from sklearn_pt._training import DivergenceCheck, FunctionCallback, train_module
 from sklearn_pt.datasets import make_phase_retrieval
 from sklearn_pt.neural_network import FirstLayerGDRegressor, FirstLayerNetwork
 from sklearn_pt.spectral import (
@@ -249,8 +249,7 @@ def test_monitor_follows_training_and_matches_dense_eigh():
         solver="gd",
         learning_rate_init=2.0,
         max_iter=9,
-        early_stopping=False,
-        callback=callback,
+        callbacks=[DivergenceCheck(), FunctionCallback(callback)],  # no early stop
     )
     assert monitor.history["iteration"] == [0, 3, 6, 9]
     spectra = []
