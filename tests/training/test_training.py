@@ -1,0 +1,266 @@
+"""The one training loop: fit_loop, its steppers and its callbacks."""
+
+import copy
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+from sklearn_pt._training import (
+    Callback,
+    DivergenceCheck,
+    EarlyStopping,
+    FirstOrderStepper,
+    LossHistory,
+    MaxIterWarning,
+    StackedStepper,
+    Stepper,
+    default_callbacks,
+    fit_loop,
+    train_module,
+)
+from sklearn_pt.exceptions import ConvergenceWarning, DivergenceError
+from sklearn_pt.nn import PartiallyTrainableMLP
+from sklearn_pt.nn._batched import BatchedPartiallyTrainableMLP, append_ones
+from sklearn_pt.spectral import HessianMonitor
+
+
+def stacked_networks(proportions=(0.0, 0.4, 1.0), sizes=(12, 7), n_outputs=2):
+    nets = [
+        PartiallyTrainableMLP(
+            4,
+            n_outputs,
+            hidden_layer_sizes=sizes,
+            trainable_proportion=p,
+            random_state=seed,
+            dtype=torch.float64,
+        )
+        for seed, p in enumerate(proportions)
+    ]
+    return BatchedPartiallyTrainableMLP.from_modules(nets)
+
+
+def data(n=50, n_outputs=2, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    X = torch.randn(n, 4, generator=generator, dtype=torch.float64)
+    y = torch.randn(n, n_outputs, generator=generator, dtype=torch.float64)
+    return X, y
+
+
+@pytest.mark.parametrize("solver", ["adam", "sgd", "gd"])
+@pytest.mark.parametrize("alpha", [0.0, 3.0])
+@pytest.mark.parametrize("n_outputs", [1, 2])
+def test_hand_derived_backward_equals_autograd_on_the_stacked_module(
+    solver, alpha, n_outputs
+):
+    """The stacked stepper's optimisation (the module's hand-derived backward
+    pass) trains exactly as autograd on the same stacked module: the same
+    loss curves and weights, float64, over mini-batches, two hidden layers,
+    frozen neurons and weight decay (one output exercises the fused top-layer
+    gradient)."""
+    X, y = data(n_outputs=n_outputs)
+    runs = {}
+    for gradients in ("manual", "autograd"):
+        batch = stacked_networks(n_outputs=n_outputs)
+        stepper = StackedStepper(
+            batch,
+            append_ones(X),
+            y,
+            solver=solver,
+            learning_rate=0.01,
+            alpha=alpha,
+            batch_size=16,
+            generators=[torch.Generator().manual_seed(k) for k in range(3)],
+            gradients=gradients,
+        )
+        assert stepper.manual == (gradients == "manual")
+        curves = [stepper.step(torch.ones(3, dtype=torch.bool)) for _ in range(4)]
+        runs[gradients] = (curves, [p.detach().clone() for p in batch.parameters()])
+    np.testing.assert_allclose(runs["manual"][0], runs["autograd"][0], rtol=1e-12)
+    for manual, auto in zip(runs["manual"][1], runs["autograd"][1], strict=True):
+        torch.testing.assert_close(manual, auto, rtol=1e-11, atol=1e-13)
+    # ... and the networks did train (else nothing was compared).
+    start = [p.detach() for p in stacked_networks(n_outputs=n_outputs).parameters()]
+    assert not all(
+        torch.equal(a, b) for a, b in zip(start, runs["manual"][1], strict=True)
+    )
+
+
+class CountingStepper(Stepper):
+    """K models whose loss at iteration i is losses[k][i - 1]."""
+
+    solver, learning_rate = "gd", 0.5
+
+    def __init__(self, losses):
+        self.losses = [list(curve) for curve in losses]
+        self.n_models = len(losses)
+        self.iteration = 0
+        self.stopped = []
+        self.stepped = []
+
+    def step(self, active):
+        self.stepped.append(active.clone())
+        self.iteration += 1
+        return [curve[self.iteration - 1] for curve in self.losses]
+
+    def stop_models(self, models):
+        self.stopped.append(list(models))
+
+    def initial_losses(self):
+        return [curve[0] for curve in self.losses]
+
+    def first_rows_and_outputs(self, k):
+        rows = torch.arange(4.0)[:, None]
+        return rows, rows  # outputs depend on the rows: no dead end
+
+    def current_losses(self):
+        return [curve[self.iteration - 1] for curve in self.losses]
+
+
+class StopAt(Callback):
+    def __init__(self, k, iteration):
+        self.k, self.iteration, self.stops = k, iteration, []
+
+    def on_iteration_end(self, loop, k, loss):
+        if k == self.k and loop.iteration == self.iteration:
+            return "asked to"
+        return None
+
+    def on_model_stop(self, loop, k, reason):
+        self.stops.append((k, loop.iteration, reason))
+
+
+def test_fit_loop_stops_each_model_on_its_own():
+    """Model 0 diverges at iteration 2, model 1 is stopped at 3 by a
+    callback, model 2 runs to max_iter: each curve ends where it stopped,
+    the stepper is told which stopped, and the later callbacks are not asked
+    about a model an earlier one stopped."""
+    curves = [[1.0, np.inf, 1.0, 1.0], [1.0, 0.9, 0.8, 0.7], [1.0, 0.5, 0.4, 0.3]]
+    stepper = CountingStepper(curves)
+    stop = StopAt(1, 3)
+    never_asked = StopAt(0, 2)
+    with pytest.warns(ConvergenceWarning, match=r"^1 of 3 networks: solver='gd'"):
+        outcomes = fit_loop(
+            stepper,
+            max_iter=4,
+            callbacks=[
+                DivergenceCheck(),
+                stop,
+                never_asked,
+                *_stopping(tol=0.0, n_iter_no_change=10),
+            ],
+        )
+    assert isinstance(outcomes[0], DivergenceError)
+    assert "iteration 2" in str(outcomes[0]) and "learning_rate_init=0.5" in str(
+        outcomes[0]
+    )
+    assert outcomes[1].n_iter == 3 and outcomes[1].converged
+    assert outcomes[1].loss_curve == [1.0, 0.9, 0.8]
+    assert outcomes[2].n_iter == 4 and not outcomes[2].converged
+    assert stepper.stopped == [[0], [1]]
+    assert stop.stops == [(1, 3, "asked to")] and never_asked.stops == [
+        (1, 3, "asked to")
+    ]
+    assert [a.tolist() for a in stepper.stepped[-2:]] == [
+        [False, True, True],
+        [False, False, True],
+    ]
+
+
+def _stopping(**kwargs):
+    stopping = EarlyStopping(**kwargs)
+    return [stopping, MaxIterWarning(stopping)]
+
+
+def test_divergence_check_after_training():
+    """A last loss ten times the first fails the model; final=False and
+    relative=False leave such a run alone."""
+    curves = [[1.0, 5.0, 20.0]]
+    (outcome,) = fit_loop(
+        CountingStepper(curves), max_iter=3, callbacks=[DivergenceCheck()]
+    )
+    assert isinstance(outcome, DivergenceError) and "to 20" in str(outcome)
+    for check in (DivergenceCheck(final=False), DivergenceCheck(relative=False)):
+        (outcome,) = fit_loop(CountingStepper(curves), max_iter=3, callbacks=[check])
+        assert outcome.loss_curve == [1.0, 5.0, 20.0]
+    blow_up = [[1.0, 2e6, 1.0]]
+    (outcome,) = fit_loop(
+        CountingStepper(blow_up), max_iter=3, callbacks=[DivergenceCheck()]
+    )
+    assert isinstance(outcome, DivergenceError) and outcome is not None
+    (outcome,) = fit_loop(
+        CountingStepper(blow_up),
+        max_iter=3,
+        callbacks=[DivergenceCheck(relative=False)],
+    )
+    assert outcome.n_iter == 3
+
+
+def test_schedule_takes_one_gd_step_per_batch_and_step_size():
+    """The two-step learner's schedule: step i on the i-th data with the
+    i-th step size, as hand-written gradient descent."""
+    generator = torch.Generator().manual_seed(0)
+    module = torch.nn.Linear(3, 1, dtype=torch.float64)
+    start = copy.deepcopy(module)
+    batches = [
+        (
+            torch.randn(n, 3, generator=generator, dtype=torch.float64),
+            torch.randn(n, 1, generator=generator, dtype=torch.float64),
+        )
+        for n in (10, 7)
+    ]
+    rates = (0.3, 2.0)
+    schedule = [(*batch, rate) for batch, rate in zip(batches, rates, strict=True)]
+    stepper = FirstOrderStepper(module, *batches[0], solver="gd", schedule=schedule)
+    (result,) = fit_loop(stepper, max_iter=2, callbacks=[DivergenceCheck(final=False)])
+    w, b = start.weight.detach().clone(), start.bias.detach().clone()
+    losses = []
+    for (X, y), rate in zip(batches, rates, strict=True):
+        residual = X @ w.T + b - y
+        losses.append(float(0.5 * (residual**2).mean()))
+        w = w - rate * residual.T @ X / len(X)
+        b = b - rate * residual.sum(0) / len(X)
+    torch.testing.assert_close(module.weight.detach(), w, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(module.bias.detach(), b, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(result.loss_curve, losses, rtol=1e-12)
+    assert stepper.learning_rate == 2.0
+
+
+def test_loss_history_adds_the_loss_at_the_final_weights():
+    curves = [[3.0, 2.0, 1.0], [6.0, 5.0, 4.0]]
+    history = LossHistory()
+    fit_loop(CountingStepper(curves), max_iter=2, callbacks=[history])
+    entry = history.fitted_history(1)
+    np.testing.assert_array_equal(entry["iteration"], [0, 1, 2])
+    np.testing.assert_array_equal(entry["train_loss"], [6.0, 5.0, 5.0])
+
+
+def test_hessian_monitor_is_a_callback_recording_iteration_zero_once():
+    generator = torch.Generator().manual_seed(0)
+    module = torch.nn.Linear(3, 1, dtype=torch.float64)
+    X = torch.randn(20, 3, generator=generator, dtype=torch.float64)
+    y = X[:, :1] ** 2
+    for record_first in (False, True):
+        monitor = HessianMonitor(module, X, y, every=2, k=2)
+        if record_first:
+            monitor.record(0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            train_module(
+                module,
+                X,
+                y,
+                solver="gd",
+                learning_rate_init=0.1,
+                max_iter=4,
+                callbacks=default_callbacks(extra=[monitor]),
+            )
+        assert monitor.history["iteration"] == [0, 2, 4]
+
+
+def test_stacked_stepper_refuses_lbfgs():
+    with pytest.raises(ValueError, match="solver='lbfgs'"):
+        StackedStepper(
+            stacked_networks(), *data(), solver="lbfgs", generators=[None] * 3
+        )
