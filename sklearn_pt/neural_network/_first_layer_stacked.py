@@ -72,9 +72,43 @@ class StackedFirstLayerNetwork(torch.nn.Module):
     def stacked_losses(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return 0.5 * ((self(x) - y) ** 2).mean(dim=1)
 
+    def squared_error_gradients_(
+        self, x: torch.Tensor, y: torch.Tensor, *, weight_decay: float = 0.0
+    ) -> torch.Tensor:
+        """:meth:`stacked_losses`, with the gradient of loss plus penalty in
+        ``weight.grad``: autograd through the cheap part (activation, second
+        layer, loss) down to the pre-activations ``Z = x W^T``, then
+        ``grad W = (dL/dZ)^T x`` as one product. Autograd's own backward of
+        the first product takes ``x^T (dL/dZ)``, the transposed product, which
+        batched is about eight times slower on CPU (8 x 1200 x 200 inputs,
+        width 4, one thread: 3.0 ms against 0.36 ms); the whole step is then
+        2.8 times faster (3.5 ms against 1.25 ms)."""
+        with torch.no_grad():
+            pre_activations = torch.bmm(x, self.weight.mT)
+        pre_activations.requires_grad_(True)
+        with torch.enable_grad():
+            hidden = self.activation(pre_activations)
+            outputs = hidden @ self.second_layer / self.weight.shape[1]
+            losses = 0.5 * ((outputs - y) ** 2).mean(dim=1)
+            (upstream,) = torch.autograd.grad(losses.sum(), pre_activations)
+        gradient = torch.bmm(upstream.mT, x)
+        if weight_decay:
+            gradient.add_(self.weight.detach(), alpha=weight_decay)
+        self.weight.grad = gradient
+        return losses.detach()
+
     @torch.no_grad()
     def predict(self, x: torch.Tensor) -> torch.Tensor:
         return self(x)
+
+    def squared_weight_norms(self) -> torch.Tensor:
+        """``||W[k]||^2`` per network, shape (K,)."""
+        return self.weight.square().sum((1, 2))
+
+    @torch.no_grad()
+    def add_weight_decay_(self, weight_decay: float) -> None:
+        """Add ``weight_decay * W`` to ``weight.grad``."""
+        self.weight.grad.add_(self.weight, alpha=weight_decay)
 
     def start_training(self) -> None:
         self._running = torch.ones(

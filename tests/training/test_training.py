@@ -264,3 +264,43 @@ def test_stacked_stepper_refuses_lbfgs():
         StackedStepper(
             stacked_networks(), *data(), solver="lbfgs", generators=[None] * 3
         )
+
+
+@pytest.mark.parametrize("activation", ["quadratic", "gelu", "relu"])
+def test_first_layer_stacked_gradient_equals_autograd(activation):
+    """The stacked first-layer network's gradient (autograd down to the
+    pre-activations, then one product) is autograd's, each model on its own
+    data."""
+    from sklearn_pt.neural_network._first_layer_stacked import (
+        StackedFirstLayerNetwork,
+    )
+    from sklearn_pt.nn import ACTIVATIONS
+
+    generator = torch.Generator().manual_seed(0)
+    X = torch.randn(3, 40, 6, generator=generator, dtype=torch.float64)
+    y = torch.randn(3, 40, generator=generator, dtype=torch.float64)
+    W = torch.randn(3, 4, 6, generator=generator, dtype=torch.float64)
+    a = torch.randn(4, generator=generator, dtype=torch.float64)
+    curves, weights = {}, {}
+    for gradients in ("manual", "autograd"):
+        module = StackedFirstLayerNetwork(W.clone(), a, ACTIVATIONS[activation])
+        stepper = StackedStepper(
+            module,
+            X,
+            y,
+            solver="gd",
+            learning_rate=0.05,
+            alpha=2.0,
+            generators=[None] * 3,
+            per_model_data=True,
+            gradients=gradients,
+        )
+        curves[gradients] = [
+            stepper.step(torch.ones(3, dtype=torch.bool)) for _ in range(5)
+        ]
+        weights[gradients] = module.weight.detach().clone()
+    np.testing.assert_allclose(curves["manual"], curves["autograd"], rtol=1e-12)
+    torch.testing.assert_close(
+        weights["manual"], weights["autograd"], rtol=1e-12, atol=1e-14
+    )
+    assert not torch.allclose(weights["manual"], W)
