@@ -516,7 +516,7 @@ def _r2_scores(batch, estimator, index, X, y) -> np.ndarray:
         validate_data, estimator, X, reset=False, dtype=[np.float64, np.float32]
     )
     reference = batch.readout
-    inputs = estimator._preprocess(
+    inputs = estimator.module_.preprocess(
         as_tensor(X, device=reference.device, dtype=reference.dtype)
     )
     predictions = batch.predict(append_ones(inputs).expand(batch.n_models, -1, -1))

@@ -289,7 +289,10 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
     Attributes
     ----------
     module_ : PartiallyTrainableMLP
-        The trained network, on ``device_``.
+        The trained network, on ``device_``: the whole map from raw inputs to
+        predictions (it projects onto the sphere itself when
+        ``project_to_sphere``, and predicts targets on their own scale with
+        ``normalize_y``), so ``module_(torch.as_tensor(X))`` is ``predict(X)``.
     trainable_masks_ : list of ndarray of bool
         One mask per hidden layer; true for the trainable neurons.
     coefs_ : list of ndarray
@@ -459,6 +462,8 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         device, dtype, generator = self._torch_context()
 
         y_2d = y.reshape(len(y), -1)
+        # Training sees the projected inputs once (the module projects only
+        # after fit, where module_ is the whole map from raw X).
         X_t = self._preprocess(as_tensor(X, device=device, dtype=dtype))
         y_t = as_tensor(y_2d, device=device, dtype=dtype)
         module = self._build_module(X_t, y_2d.shape[1], generator)
@@ -573,6 +578,7 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         sweep."""
         if isinstance(y, _StandardisedTarget):
             _fold_target_map(module, y.offset, y.scale)
+        module.project_inputs = self.project_to_sphere
         self.module_ = module
         self.trainable_masks_ = [
             layer.trainable_mask.numpy() for layer in module.hidden_layers
@@ -617,7 +623,7 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         X = validate_input(
             validate_data, self, X, reset=False, dtype=[np.float64, np.float32]
         )
-        prediction = predict_numpy(self.module_, X, transform=self._preprocess)
+        prediction = predict_numpy(self.module_, X)
         prediction = prediction.astype(X.dtype, copy=False)
         return prediction.ravel() if self._y_is_1d else prediction
 

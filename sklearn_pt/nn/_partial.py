@@ -206,8 +206,9 @@ class PartiallyTrainableMLP(nn.Module):
     :func:`he_normal_init`. In each hidden layer a proportion of the neurons is
     trainable (its incoming weights and bias); the rest keep their initial
     values. The linear readout is always trained. Inputs are expected on the
-    unit sphere (see :func:`project_to_sphere`); the module does not project
-    them itself.
+    unit sphere: with ``project_inputs=True`` the module projects them itself
+    (:func:`project_to_sphere`, see :meth:`preprocess`), so that it is the
+    whole map from raw inputs to predictions.
 
     The constructor takes plain keyword arguments, so the class works as the
     ``module`` of :class:`skorch.NeuralNetRegressor`
@@ -237,6 +238,8 @@ class PartiallyTrainableMLP(nn.Module):
     random_state : int, torch.Generator or None, default=None
         Seed or generator for the initialisation and the neuron selection.
     dtype : torch.dtype, default=torch.float32
+    project_inputs : bool, default=False
+        Project each input row onto the unit sphere before the first layer.
 
     Attributes
     ----------
@@ -272,8 +275,10 @@ class PartiallyTrainableMLP(nn.Module):
         first_layer_init: tuple[torch.Tensor, torch.Tensor] | None = None,
         random_state: int | torch.Generator | None = None,
         dtype: torch.dtype = torch.float32,
+        project_inputs: bool = False,
     ) -> None:
         super().__init__()
+        self.project_inputs = project_inputs
         sizes = [int(width) for width in np.atleast_1d(hidden_layer_sizes)]
         generator = (
             random_state
@@ -322,11 +327,20 @@ class PartiallyTrainableMLP(nn.Module):
             self.readout.weight.copy_((2 * uniform - 1) * bound)
             self.readout.bias.zero_()
 
+    def preprocess(self, x: torch.Tensor) -> torch.Tensor:
+        """The inputs the first layer sees: ``x`` projected onto the unit
+        sphere when ``project_inputs``, else ``x`` itself."""
+        return project_to_sphere(x) if self.project_inputs else x
+
     def features(self, x: torch.Tensor) -> torch.Tensor:
         """Activations of the last hidden layer."""
+        x = self.preprocess(x)
         for layer in self.hidden_layers:
             x = F.relu(layer(x))
         return x
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.readout(self.features(x))
+
+    def extra_repr(self) -> str:
+        return "project_inputs=True" if self.project_inputs else ""

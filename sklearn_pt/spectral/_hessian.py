@@ -37,9 +37,9 @@ _DENSE_CHUNK = 256
 
 
 def _resolve_module(estimator_or_module):
-    """The module, and the input map the estimator applies before it."""
+    """The module that maps raw inputs to the predictions."""
     if isinstance(estimator_or_module, torch.nn.Module):
-        return estimator_or_module, None
+        return estimator_or_module
     name = type(estimator_or_module).__name__
     not_predictor = getattr(estimator_or_module, "_module_is_not_the_predictor", None)
     if not_predictor is not None:
@@ -55,7 +55,7 @@ def _resolve_module(estimator_or_module):
             "estimator first (kernels, features and spectral estimators have no "
             "network Hessian)."
         )
-    return module, getattr(estimator_or_module, "_preprocess", None)
+    return module
 
 
 class _HessianOperator:
@@ -271,11 +271,11 @@ def hessian_spectrum(
     Parameters
     ----------
     estimator_or_module : fitted estimator or torch.nn.Module
-        A fitted sklearn_pt estimator (its ``module_`` is used, after the
-        estimator's own input preprocessing when it has one, such as the
-        sphere projection of
-        :class:`~sklearn_pt.neural_network.PartiallyTrainableRegressor`), or a
-        module computing the prediction from ``X`` directly.
+        A fitted sklearn_pt estimator (its ``module_``, the whole map from
+        raw inputs to predictions, preprocessing such as the sphere
+        projection of
+        :class:`~sklearn_pt.neural_network.PartiallyTrainableRegressor`
+        included), or a module computing the prediction from ``X`` directly.
     X : array-like of shape (n_samples, n_features)
         The data of the empirical risk (usually the training set).
     y : array-like of shape (n_samples,) or (n_samples, n_outputs)
@@ -359,8 +359,8 @@ def hessian_spectrum(
     >>> lanczos.eigenvectors.shape
     (40, 4)
     """
-    module, preprocess = _resolve_module(estimator_or_module)
-    X_t, y_t = _tensors(module, X, y, preprocess)
+    module = _resolve_module(estimator_or_module)
+    X_t, y_t = _tensors(module, X, y)
     if directions is not None:
         directions = check_array(directions, ensure_2d=False, dtype=np.float64)
         directions = directions.reshape(X_t.shape[1], -1)
@@ -379,13 +379,11 @@ def hessian_spectrum(
     )
 
 
-def _tensors(module, X, y, preprocess=None):
+def _tensors(module, X, y):
     """``X`` and ``y`` as tensors on the module's device and dtype."""
     reference = next(iter(module.parameters()))
     device, dtype = reference.device, reference.dtype
     X_t = as_tensor(check_array(X, dtype=np.float64), device=device, dtype=dtype)
-    if preprocess is not None:
-        X_t = preprocess(X_t)
     y = check_array(y, ensure_2d=False, dtype=np.float64)
     y_t = as_tensor(y, device=device, dtype=dtype)
     if y_t.shape[0] != X_t.shape[0]:

@@ -531,3 +531,33 @@ def test_coefs_and_intercepts_are_shaped_as_mlp_regressor_and_predict():
         hidden = np.maximum(hidden @ W + b, 0.0)
     manual = hidden @ reg.coefs_[-1] + reg.intercepts_[-1]
     np.testing.assert_allclose(manual.ravel(), reg.predict(X), rtol=1e-10)
+
+
+@pytest.mark.parametrize("project_to_sphere", [True, False])
+def test_module_is_the_whole_predictive_map(project_to_sphere):
+    """module_ maps raw inputs to predictions: the sphere projection and the
+    target scale (normalize_y) are inside it, and hessian_spectrum of the
+    estimator is that of module_ on the raw inputs."""
+    from sklearn_pt.spectral import hessian_spectrum
+
+    rng = np.random.default_rng(0)
+    X = 3.0 * rng.normal(size=(40, 3))
+    y = 100.0 + 10.0 * X[:, 0]
+    reg = PartiallyTrainableRegressor(
+        (8,),
+        trainable_proportion=0.5,
+        project_to_sphere=project_to_sphere,
+        max_iter=5,
+        random_state=0,
+        dtype="float64",
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        reg.fit(X, y)
+    with torch.no_grad():
+        raw = reg.module_(torch.as_tensor(X)).numpy().ravel()
+    np.testing.assert_allclose(raw, reg.predict(X), rtol=1e-12)
+    assert reg.module_.project_inputs is project_to_sphere
+    of_estimator = hessian_spectrum(reg, X, y, k=3, method="dense").eigenvalues
+    of_module = hessian_spectrum(reg.module_, X, y, k=3, method="dense").eigenvalues
+    np.testing.assert_allclose(of_estimator, of_module, rtol=1e-12)
