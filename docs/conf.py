@@ -56,6 +56,7 @@ API_MODULES = (
     "sklearn_pt.feature_extraction",
     "sklearn_pt.spectral",
     "sklearn_pt.decomposition",
+    "sklearn_pt.metrics",
     "sklearn_pt.experiments",
     "sklearn_pt.exceptions",
 )

@@ -18,13 +18,13 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._base import keep_state_on_error, validate_input
 from .._compat import Interval, StrOptions, _fit_context, validate_data
+from ..metrics import subspace_overlap
 
 __all__ = [
     "PREPROCESSINGS",
     "SpectralEstimator",
     "optimal_preprocessing",
     "spectral_matrix",
-    "subspace_overlap",
 ]
 
 WEAK_RECOVERY_THRESHOLD = 0.5
@@ -122,44 +122,6 @@ def spectral_matrix(X: np.ndarray, values: np.ndarray) -> np.ndarray:
     """
     X = np.asarray(X, dtype=np.float64)
     return (X * np.asarray(values, dtype=np.float64)[:, None]).T @ X / X.shape[0]
-
-
-def subspace_overlap(A, B) -> float:
-    """Overlap of the column spans of ``A`` and ``B``, in [0, 1].
-
-    ``||Q_A^T Q_B||_F / sqrt(min(k_A, k_B))`` with ``Q`` orthonormal bases of
-    the spans: the root mean squared cosine of the principal angles. For two
-    vectors it is ``|<a, b>| / (|a| |b|)``.
-
-    Parameters
-    ----------
-    A : array-like of shape (n_features,) or (n_features, k_A)
-    B : array-like of shape (n_features,) or (n_features, k_B)
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_pt.decomposition import subspace_overlap
-    >>> round(subspace_overlap(np.array([1.0, 1.0]), np.array([1.0, 0.0])), 4)
-    0.7071
-    """
-    A = np.asarray(A, dtype=np.float64)
-    B = np.asarray(B, dtype=np.float64)
-    A = A.reshape(A.shape[0], -1)
-    B = B.reshape(B.shape[0], -1)
-    if A.shape[0] != B.shape[0]:
-        raise ValueError(
-            f"The two sets of directions live in different dimensions: {A.shape[0]} "
-            f"and {B.shape[0]} rows."
-        )
-    qa, _ = np.linalg.qr(A)
-    qb, _ = np.linalg.qr(B)
-    k = min(qa.shape[1], qb.shape[1])
-    return float(min(np.linalg.norm(qa.T @ qb) / math.sqrt(k), 1.0))
 
 
 class SpectralEstimator(

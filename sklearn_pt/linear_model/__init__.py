@@ -1,27 +1,23 @@
 """Deprecated: moved to :mod:`sklearn_pt.decomposition` in 0.1.
 
 ``SpectralEstimator`` is a transformer that estimates directions, which a
-scikit-learn user looks for next to ``PCA``. Importing a name from here still
-works, with a ``FutureWarning``, until 0.3.
+scikit-learn user looks for next to ``PCA``; ``subspace_overlap`` is in
+:mod:`sklearn_pt.metrics`. Importing a name from here still works, with a
+``FutureWarning``, until 0.3.
 """
 
-import warnings
-
 from .. import decomposition as _decomposition
+from .._moved import moved_names
 
 __all__: list[str] = []
 
-_MOVED = frozenset(_decomposition.__all__)
+_to_decomposition = moved_names(
+    __name__, "sklearn_pt.decomposition", _decomposition.__all__
+)
+_to_metrics = moved_names(__name__, "sklearn_pt.metrics", ["subspace_overlap"])
 
 
 def __getattr__(name: str):
-    if name in _MOVED:
-        warnings.warn(
-            f"sklearn_pt.linear_model.{name} moved to sklearn_pt.decomposition."
-            f"{name} in 0.1; sklearn_pt.linear_model will be removed in 0.3. "
-            f"Import it with: from sklearn_pt.decomposition import {name}",
-            FutureWarning,
-            stacklevel=2,
-        )
-        return getattr(_decomposition, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name == "subspace_overlap":
+        return _to_metrics(name)
+    return _to_decomposition(name)

@@ -13,6 +13,7 @@ from sklearn.utils import Bunch
 
 from .._progress import progress_bar, run_tasks
 from ..exceptions import DivergenceError
+from ..metrics import estimator_overlap
 from ..neural_network._first_layer import FirstLayerGDRegressor, width_and_learning_rate
 from ..neural_network._first_layer_stacked import (
     fit_stacked,
@@ -21,7 +22,6 @@ from ..neural_network._first_layer_stacked import (
 from ._proportion_curve import STRATEGIES, random_state_name
 
 __all__ = [
-    "estimator_overlap",
     "rate_crossing",
     "sample_ratio_curve",
     "sample_ratio_threshold",
@@ -41,40 +41,6 @@ CONDITION_PARAMS = (
 )
 """Estimator parameters that set the conditions a threshold holds under
 (with the width ``m`` from ``hidden_layer_sizes``, as ``"width"``)."""
-
-
-def estimator_overlap(estimator, directions) -> float:
-    """Overlap of a fitted estimator's learned directions with the true ones.
-
-    Uses the estimator's ``overlap(directions)`` method when it has one (as
-    :class:`~sklearn_pt.decomposition.SpectralEstimator`), else its first-layer
-    weights ``first_layer_weights_`` (as
-    :class:`~sklearn_pt.neural_network.FirstLayerGDRegressor`) through
-    :func:`~sklearn_pt.neural_network.neuron_overlap`. The last step of a
-    pipeline is used.
-
-    Parameters
-    ----------
-    estimator : fitted estimator
-    directions : ndarray of shape (n_features,) or (n_features, k)
-
-    Returns
-    -------
-    float in [0, 1]
-    """
-    from ..neural_network import neuron_overlap
-
-    final = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
-    if hasattr(final, "overlap"):
-        return float(final.overlap(directions))
-    weights = getattr(final, "first_layer_weights_", None)
-    if weights is not None and np.ndim(weights) == 2:
-        return neuron_overlap(weights, directions)
-    raise TypeError(
-        f"Cannot measure the overlap of a {type(final).__name__}: it has neither an "
-        "overlap(directions) method nor a 2-D first_layer_weights_ attribute. Pass "
-        "overlap=callable(estimator, directions) to sample_ratio_curve."
-    )
 
 
 def held_out_loss_ratio(estimator, X_test, y_test, y_train) -> float:
@@ -259,7 +225,7 @@ def sample_ratio_curve(
         only decides whether test losses are measured).
     overlap : callable, default=None
         ``overlap(fitted_estimator, directions) -> float``; None uses
-        :func:`estimator_overlap`.
+        :func:`~sklearn_pt.metrics.estimator_overlap`.
     n_test : int, default=None
         Held-out samples per run for the test loss, drawn by the same
         ``make_data`` call as the training samples (so with the same

@@ -1,6 +1,11 @@
-"""scikit-learn estimators backed by PyTorch networks."""
+"""scikit-learn estimators backed by PyTorch networks.
 
-from ._first_layer import FirstLayerGDRegressor, FirstLayerNetwork, neuron_overlap
+``neuron_overlap`` moved to :mod:`sklearn_pt.metrics` in 0.1 (importing it
+from here warns until 0.3).
+"""
+
+from .._moved import moved_names
+from ._first_layer import FirstLayerGDRegressor, FirstLayerNetwork
 from ._partial import PartiallyTrainableRegressor
 from ._two_step import TwoStepFeatureLearner
 
@@ -9,5 +14,6 @@ __all__ = [
     "FirstLayerNetwork",
     "PartiallyTrainableRegressor",
     "TwoStepFeatureLearner",
-    "neuron_overlap",
 ]
+
+__getattr__ = moved_names(__name__, "sklearn_pt.metrics", ["neuron_overlap"])

@@ -37,8 +37,9 @@ from .._training import (
     PrintLog,
     fit_loop,
 )
-from ..decomposition import SpectralEstimator, subspace_overlap
+from ..decomposition import SpectralEstimator
 from ..exceptions import DivergenceError
+from ..metrics import neuron_overlap
 from ..nn._activations import ACTIVATIONS
 from ..spectral._hessian import HessianMonitor
 from ._two_step import check_width
@@ -47,7 +48,6 @@ __all__ = [
     "ACTIVATIONS",
     "FirstLayerGDRegressor",
     "FirstLayerNetwork",
-    "neuron_overlap",
 ]
 
 
@@ -74,42 +74,6 @@ class FirstLayerNetwork(torch.nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         hidden = self.activation(x @ self.weight.T)
         return hidden @ self.second_layer / self.weight.shape[0]
-
-
-def neuron_overlap(weight, directions) -> float:
-    """How well the first-layer weights have learned the latent directions.
-
-    For one direction (``k = 1``): ``max_j |<w_j, theta>| / (|w_j| |theta|)``,
-    the best neuron's cosine with ``theta``. For ``k > 1``: the
-    :func:`~sklearn_pt.decomposition.subspace_overlap` of the span of the
-    ``min(k, m)`` top right singular vectors of ``W`` with ``span(Theta)``.
-
-    Parameters
-    ----------
-    weight : array-like of shape (width, n_features)
-    directions : array-like of shape (n_features,) or (n_features, k)
-
-    Returns
-    -------
-    float in [0, 1]
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_pt.neural_network import neuron_overlap
-    >>> W = np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0]])
-    >>> round(neuron_overlap(W, np.array([0.0, 1.0, 0.0])), 4)
-    0.7071
-    """
-    W = np.asarray(weight, dtype=np.float64)
-    Theta = np.asarray(directions, dtype=np.float64).reshape(W.shape[1], -1)
-    if Theta.shape[1] == 1:
-        theta = Theta[:, 0] / np.linalg.norm(Theta[:, 0])
-        norms = np.linalg.norm(W, axis=1)
-        cosines = np.abs(W @ theta) / np.where(norms > 0, norms, 1.0)
-        return float(cosines.max())
-    _, _, vt = np.linalg.svd(W, full_matrices=False)
-    return subspace_overlap(vt[: min(Theta.shape[1], W.shape[0])].T, Theta)
 
 
 _RENAMED = {"width": "hidden_layer_sizes", "learning_rate": "learning_rate_init"}
@@ -262,7 +226,7 @@ default="ones"
           (shape (r, hessian_k), ascending) and, with ``true_directions``,
           ``"hessian_overlap"`` (shape (r, hessian_k)): the overlap of each
           eigenvector with the latent directions (see
-          :func:`~sklearn_pt.spectral.eigenvector_overlap`); only with
+          :func:`~sklearn_pt.metrics.eigenvector_overlap`); only with
           ``hessian_every``.
     loss_curve_ : list of float
         ``history_["train_loss"][:-1]``, the loss before each step, as

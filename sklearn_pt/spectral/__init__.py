@@ -10,12 +10,14 @@
 - :func:`null_weights` -- the weights of the same run on permuted targets;
 - :func:`hessian_spectrum` -- extreme eigenpairs of the empirical-risk
   Hessian by Hessian-vector products and Lanczos;
-- :class:`HessianMonitor` -- the smallest Hessian eigenvalues along training;
-- :func:`eigenvector_overlap` -- overlap of Hessian eigenvectors with latent
-  directions.
+- :class:`HessianMonitor` -- the smallest Hessian eigenvalues along training.
+
+``eigenvector_overlap`` moved to :mod:`sklearn_pt.metrics` in 0.1 (importing
+it from here warns until 0.3).
 """
 
-from ._hessian import HessianMonitor, eigenvector_overlap, hessian_spectrum
+from .._moved import moved_names
+from ._hessian import HessianMonitor, hessian_spectrum
 from ._weights import (
     SoftEdge,
     WeightSpectrum,
@@ -29,10 +31,11 @@ __all__ = [
     "HessianMonitor",
     "SoftEdge",
     "WeightSpectrum",
-    "eigenvector_overlap",
     "fitted_bulk_edge",
     "hessian_spectrum",
     "null_weights",
     "soft_edge_test",
     "tracy_widom_quantile",
 ]
+
+__getattr__ = moved_names(__name__, "sklearn_pt.metrics", ["eigenvector_overlap"])

@@ -16,7 +16,7 @@ eigenvectors with them) every few iterations of a training run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from numbers import Integral, Real
 
 import numpy as np
@@ -29,8 +29,9 @@ from threadpoolctl import threadpool_limits
 from .._compat import Interval, StrOptions, validate_params
 from .._engine import as_tensor, make_generator
 from .._training import Callback, half_squared_error
+from ..metrics import eigenvector_overlap
 
-__all__ = ["HessianMonitor", "eigenvector_overlap", "hessian_spectrum"]
+__all__ = ["HessianMonitor", "hessian_spectrum"]
 
 _DENSE_CHUNK = 256
 """Hessian columns computed per batched double backward for ``method="dense"``."""
@@ -135,44 +136,6 @@ def _first_layer_blocks(module, n_features: int) -> list[tuple[int, int, int]]:
             blocks.append((offset, p.shape[0], n_features))
         offset += p.numel()
     return blocks
-
-
-def eigenvector_overlap(
-    eigenvectors: np.ndarray,
-    directions: np.ndarray,
-    blocks: Sequence[tuple[int, int, int]],
-) -> np.ndarray:
-    """Fraction of each eigenvector that lies along the latent directions.
-
-    An eigenvector ``v`` of the Hessian is a perturbation of all trained
-    weights. Its first-layer part ``V`` (each block reshaped to
-    ``(n_rows, n_features)``) moves neuron ``j`` along ``V[j]``; the overlap
-    is ``||V Theta||_F / ||v||``, the norm of the part of ``v`` that moves
-    first-layer weights inside ``span(Theta)``, relative to the whole of
-    ``v``. It is 1 for a perturbation ``V = c theta^T`` (all neurons moved
-    along ``theta``) and about ``sqrt(k / d)`` for a random direction.
-
-    Parameters
-    ----------
-    eigenvectors : ndarray of shape (n_params, n_vectors)
-    directions : ndarray of shape (n_features, k)
-        Orthonormal columns (they are orthonormalised if they are not).
-    blocks : sequence of (offset, n_rows, n_features)
-        Where the first-layer weights sit in the flattened parameter vector.
-
-    Returns
-    -------
-    ndarray of shape (n_vectors,)
-    """
-    basis, _ = np.linalg.qr(np.asarray(directions, dtype=float))
-    vectors = np.asarray(eigenvectors, dtype=float)
-    squared = np.zeros(vectors.shape[1])
-    for offset, n_rows, n_features in blocks:
-        part = vectors[offset : offset + n_rows * n_features]
-        part = part.T.reshape(vectors.shape[1], n_rows, n_features)
-        squared += np.square(part @ basis).sum(axis=(1, 2))
-    norms = np.linalg.norm(vectors, axis=0)
-    return np.sqrt(squared) / np.where(norms > 0, norms, 1.0)
 
 
 def _lanczos(operator: _HessianOperator, k, which, tol, maxiter, generator):
@@ -300,8 +263,9 @@ def hessian_spectrum(
     directions : array-like of shape (n_features, k_directions), default=None
         Latent directions ``Theta``. When given, the result also holds the
         overlap of each eigenvector with them (see
-        :func:`eigenvector_overlap`), computed on the trained parameters of
-        shape ``(n_rows, n_features)`` (the first-layer weights).
+        :func:`~sklearn_pt.metrics.eigenvector_overlap`), computed on the
+        trained parameters of shape ``(n_rows, n_features)`` (the first-layer
+        weights).
     tol : float, default=0.0
         Accuracy of the Lanczos eigenvalues (0: machine precision), relative
         to the spectral norm ``||H||`` for ``which="smallest"`` (the smallest

@@ -8,8 +8,8 @@ from sklearn_pt.decomposition import (
     SpectralEstimator,
     optimal_preprocessing,
     spectral_matrix,
-    subspace_overlap,
 )
+from sklearn_pt.metrics import subspace_overlap
 
 SEEDS = range(5)
 

@@ -10,12 +10,9 @@ from sklearn.preprocessing import FunctionTransformer
 from sklearn_pt.datasets import make_phase_retrieval
 from sklearn_pt.decomposition import SpectralEstimator
 from sklearn_pt.exceptions import DivergenceError
-from sklearn_pt.model_selection import (
-    estimator_overlap,
-    sample_ratio_curve,
-    sample_ratio_threshold,
-)
-from sklearn_pt.neural_network import FirstLayerGDRegressor, neuron_overlap
+from sklearn_pt.metrics import estimator_overlap, neuron_overlap
+from sklearn_pt.model_selection import sample_ratio_curve, sample_ratio_threshold
+from sklearn_pt.neural_network import FirstLayerGDRegressor
 
 phase_retrieval = partial(make_phase_retrieval, return_directions=True)
 

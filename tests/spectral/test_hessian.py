@@ -4,11 +4,11 @@ import torch
 
 from sklearn_pt._training import DivergenceCheck, FunctionCallback, train_module
 from sklearn_pt.datasets import make_phase_retrieval
+from sklearn_pt.metrics import eigenvector_overlap
 from sklearn_pt.neural_network import FirstLayerGDRegressor, FirstLayerNetwork
 from sklearn_pt.spectral import (
     HessianMonitor,
     _hessian,
-    eigenvector_overlap,
     hessian_spectrum,
 )
 
