@@ -29,9 +29,9 @@ from numbers import Integral, Real
 
 import numpy as np
 import torch
-from sklearn.utils import check_random_state
 
 from ._compat import Interval, StrOptions
+from .nn._random import make_generator
 
 __all__ = [
     "TRAINING_PARAMETER_CONSTRAINTS",
@@ -131,41 +131,6 @@ def resolve_device(device: str) -> torch.device:
 def resolve_dtype(dtype: str) -> torch.dtype:
     """Turn a ``dtype`` parameter (``"float32"`` or ``"float64"``) into torch's."""
     return DTYPES[dtype]
-
-
-def make_generator(random_state) -> torch.Generator:
-    """A local CPU :class:`torch.Generator` seeded from ``random_state``.
-
-    Parameters
-    ----------
-    random_state : int, RandomState instance or None
-        An int gives the same generator on every call. A ``RandomState`` instance
-        is advanced by one draw. ``None`` seeds from fresh operating-system
-        entropy, so that NumPy's global random state is neither read nor
-        changed (this differs from :func:`~sklearn.utils.check_random_state`,
-        which would draw from the global state).
-
-    Returns
-    -------
-    torch.Generator
-        A CPU generator. Every random draw of an estimator (initialisation,
-        neuron selection, mini-batch order) uses it, on CPU, so that results do
-        not depend on the training device.
-
-    Examples
-    --------
-    >>> import torch
-    >>> from sklearn_pt._engine import make_generator
-    >>> a = torch.rand(2, generator=make_generator(0))
-    >>> b = torch.rand(2, generator=make_generator(0))
-    >>> bool(torch.equal(a, b))
-    True
-    """
-    if random_state is None:
-        seed = int(np.random.SeedSequence().generate_state(1, dtype=np.uint64)[0])
-    else:
-        seed = int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
-    return torch.Generator().manual_seed(seed)
 
 
 def as_tensor(array, *, device: torch.device, dtype: torch.dtype) -> torch.Tensor:

@@ -40,40 +40,12 @@ from .._training import (
 from ..decomposition import SpectralEstimator
 from ..exceptions import DivergenceError
 from ..metrics import neuron_overlap
+from ..nn import FirstLayerNetwork
 from ..nn._activations import ACTIVATIONS
 from ..spectral._hessian import HessianMonitor
 from ._two_step import check_width
 
-__all__ = [
-    "ACTIVATIONS",
-    "FirstLayerGDRegressor",
-    "FirstLayerNetwork",
-]
-
-
-class FirstLayerNetwork(torch.nn.Module):
-    """``f(x) = (1/m) sum_j a_j sigma(<w_j, x>)`` with a fixed second layer.
-
-    Parameters
-    ----------
-    weight : Tensor of shape (width, n_features)
-        Initial first-layer weights ``W`` (rows ``w_j``), the only trained
-        parameter.
-    second_layer : Tensor of shape (width,)
-        The fixed output weights ``a`` (a buffer).
-    activation : callable
-        ``sigma``, applied elementwise.
-    """
-
-    def __init__(self, weight, second_layer, activation):
-        super().__init__()
-        self.weight = torch.nn.Parameter(weight)
-        self.register_buffer("second_layer", second_layer)
-        self.activation = activation
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        hidden = self.activation(x @ self.weight.T)
-        return hidden @ self.second_layer / self.weight.shape[0]
+__all__ = ["ACTIVATIONS", "FirstLayerGDRegressor"]
 
 
 _RENAMED = {"width": "hidden_layer_sizes", "learning_rate": "learning_rate_init"}

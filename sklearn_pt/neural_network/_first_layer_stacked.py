@@ -21,10 +21,11 @@ from .._compat import validate_data
 from .._engine import as_tensor
 from .._training import DivergenceCheck, LossHistory, StackedStepper, fit_loop
 from ..exceptions import DivergenceError
+from ..nn import FirstLayerNetwork
+from ..nn._first_layer import StackedFirstLayerNetwork
 from ._first_layer import (
     ACTIVATIONS,
     FirstLayerGDRegressor,
-    FirstLayerNetwork,
     _second_layer,
     width_and_learning_rate,
 )
@@ -50,80 +51,6 @@ def stacked_fit_unsupported_reason(estimator) -> str | None:
     if not isinstance(estimator.activation, str):
         return "a callable activation"
     return None
-
-
-class StackedFirstLayerNetwork(torch.nn.Module):
-    """``K`` :class:`FirstLayerNetwork` s of one shape, stacked: first layers
-    ``W`` of shape ``(K, width, d)``, one fixed second layer ``a``; network
-    ``k`` computes ``sigma(x[k] @ W[k].T) @ a / width``. It has the protocol
-    of :class:`~sklearn_pt._training.StackedStepper` (a stopped network's
-    ``W[k]`` is put back after every step)."""
-
-    def __init__(self, weight, second_layer, activation):
-        super().__init__()
-        self.weight = torch.nn.Parameter(weight)
-        self.register_buffer("second_layer", second_layer)
-        self.activation = activation
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        hidden = self.activation(torch.bmm(x, self.weight.mT))
-        return hidden @ self.second_layer / self.weight.shape[1]
-
-    def stacked_losses(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return 0.5 * ((self(x) - y) ** 2).mean(dim=1)
-
-    def squared_error_gradients_(
-        self, x: torch.Tensor, y: torch.Tensor, *, weight_decay: float = 0.0
-    ) -> torch.Tensor:
-        """:meth:`stacked_losses`, with the gradient of loss plus penalty in
-        ``weight.grad``: autograd through the cheap part (activation, second
-        layer, loss) down to the pre-activations ``Z = x W^T``, then
-        ``grad W = (dL/dZ)^T x`` as one product. Autograd's own backward of
-        the first product takes ``x^T (dL/dZ)``, the transposed product, which
-        batched is about eight times slower on CPU (8 x 1200 x 200 inputs,
-        width 4, one thread: 3.0 ms against 0.36 ms); the whole step is then
-        2.8 times faster (3.5 ms against 1.25 ms)."""
-        with torch.no_grad():
-            pre_activations = torch.bmm(x, self.weight.mT)
-        pre_activations.requires_grad_(True)
-        with torch.enable_grad():
-            hidden = self.activation(pre_activations)
-            outputs = hidden @ self.second_layer / self.weight.shape[1]
-            losses = 0.5 * ((outputs - y) ** 2).mean(dim=1)
-            (upstream,) = torch.autograd.grad(losses.sum(), pre_activations)
-        gradient = torch.bmm(upstream.mT, x)
-        if weight_decay:
-            gradient.add_(self.weight.detach(), alpha=weight_decay)
-        self.weight.grad = gradient
-        return losses.detach()
-
-    @torch.no_grad()
-    def predict(self, x: torch.Tensor) -> torch.Tensor:
-        return self(x)
-
-    def squared_weight_norms(self) -> torch.Tensor:
-        """``||W[k]||^2`` per network, shape (K,)."""
-        return self.weight.square().sum((1, 2))
-
-    @torch.no_grad()
-    def add_weight_decay_(self, weight_decay: float) -> None:
-        """Add ``weight_decay * W`` to ``weight.grad``."""
-        self.weight.grad.add_(self.weight, alpha=weight_decay)
-
-    def start_training(self) -> None:
-        self._running = torch.ones(
-            self.weight.shape[0], 1, 1, dtype=torch.bool, device=self.weight.device
-        )
-        self._kept = self.weight.detach().clone()
-
-    def stop_models(self, models) -> None:
-        index = torch.as_tensor(list(models), device=self.weight.device)
-        self._kept[index] = self.weight.detach()[index]
-        self._running[index] = False
-
-    @torch.no_grad()
-    def restore_fixed_(self) -> None:
-        torch.where(self._running, self.weight, self._kept, out=self.weight)
 
 
 def fit_stacked(

@@ -13,7 +13,6 @@ import torch
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import Ridge, RidgeCV
 from sklearn.utils.validation import check_is_fitted
-from torch import nn
 
 from .._base import TorchEstimatorMixin, keep_state_on_error, validate_input
 from .._compat import (
@@ -33,7 +32,7 @@ from .._training import (
     half_squared_error,
 )
 from ..exceptions import DivergenceError
-from ..nn._activations import ACTIVATIONS
+from ..nn import TwoLayerNetwork
 from ..spectral import WeightSpectrum
 
 __all__ = ["TwoStepFeatureLearner"]
@@ -76,31 +75,6 @@ def correlation_loss(prediction: torch.Tensor, target: torch.Tensor) -> torch.Te
 
 
 LOSSES = {"correlation": correlation_loss, "squared": half_squared_error}
-
-
-class FeatureMap(nn.Module):
-    """``x -> sigma(W x)``, the hidden layer; ``W`` is the trained parameter."""
-
-    def __init__(self, weight: torch.Tensor, activation: str):
-        super().__init__()
-        self.weight = nn.Parameter(weight)
-        self.activation = activation
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return ACTIVATIONS[self.activation](x @ self.weight.T)
-
-
-class TwoLayerNetwork(nn.Module):
-    """``f(x) = a^T sigma(W x) / sqrt(N)`` with a fixed second layer ``a``."""
-
-    def __init__(self, weight: torch.Tensor, readout: torch.Tensor, activation: str):
-        super().__init__()
-        self.feature_map = FeatureMap(weight, activation)
-        self.register_buffer("readout", readout)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        width = self.readout.shape[0]
-        return self.feature_map(x) @ self.readout / math.sqrt(width)
 
 
 def check_width(hidden_layer_sizes) -> int:

@@ -1,6 +1,7 @@
 """``torch.nn.Module`` building blocks, usable on their own or with skorch."""
 
 from ._activations import ACTIVATIONS, HERMITE_DEGREES
+from ._first_layer import FirstLayerNetwork
 from ._partial import (
     PartiallyTrainableLinear,
     PartiallyTrainableMLP,
@@ -9,12 +10,16 @@ from ._partial import (
     random_trainable_mask,
     spherical_biased_relu_init,
 )
+from ._two_layer import FeatureMap, TwoLayerNetwork
 
 __all__ = [
     "ACTIVATIONS",
     "HERMITE_DEGREES",
+    "FeatureMap",
+    "FirstLayerNetwork",
     "PartiallyTrainableLinear",
     "PartiallyTrainableMLP",
+    "TwoLayerNetwork",
     "he_normal_init",
     "project_to_sphere",
     "random_trainable_mask",

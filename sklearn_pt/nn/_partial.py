@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .._engine import make_generator
+from ._random import make_generator
 
 __all__ = [
     "PartiallyTrainableLinear",
@@ -280,11 +280,7 @@ class PartiallyTrainableMLP(nn.Module):
         super().__init__()
         self.project_inputs = project_inputs
         sizes = [int(width) for width in np.atleast_1d(hidden_layer_sizes)]
-        generator = (
-            random_state
-            if isinstance(random_state, torch.Generator)
-            else make_generator(random_state)
-        )
+        generator = make_generator(random_state)
         proportions = np.broadcast_to(
             np.asarray(trainable_proportion, dtype=float), (len(sizes),)
         )

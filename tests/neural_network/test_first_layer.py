@@ -10,7 +10,8 @@ from sklearn_pt.datasets import make_multi_index, make_phase_retrieval
 from sklearn_pt.decomposition import SpectralEstimator
 from sklearn_pt.exceptions import DivergenceError
 from sklearn_pt.metrics import neuron_overlap
-from sklearn_pt.neural_network import FirstLayerGDRegressor, FirstLayerNetwork
+from sklearn_pt.neural_network import FirstLayerGDRegressor
+from sklearn_pt.nn import FirstLayerNetwork
 
 NUMPY_ACTIVATIONS = {
     "gelu": lambda z: z * norm.cdf(z),

@@ -5,7 +5,8 @@ import torch
 from sklearn_pt._training import DivergenceCheck, FunctionCallback, train_module
 from sklearn_pt.datasets import make_phase_retrieval
 from sklearn_pt.metrics import eigenvector_overlap
-from sklearn_pt.neural_network import FirstLayerGDRegressor, FirstLayerNetwork
+from sklearn_pt.neural_network import FirstLayerGDRegressor
+from sklearn_pt.nn import FirstLayerNetwork
 from sklearn_pt.spectral import (
     HessianMonitor,
     _hessian,

@@ -1,0 +1,59 @@
+"""The torch layer stands on its own: every torch module is in sklearn_pt.nn,
+which imports nothing from scikit-learn or the estimators."""
+
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import sklearn_pt.nn as nn
+
+
+def test_importing_nn_loads_no_scikit_learn_and_no_estimator_code():
+    code = (
+        "import sys, sklearn_pt.nn; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'sklearn'"
+        " or (m.startswith('sklearn_pt.') and not m.startswith('sklearn_pt.nn')"
+        " and m != 'sklearn_pt._config')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
+
+
+def test_every_public_module_class_is_a_torch_module():
+    classes = [getattr(nn, name) for name in nn.__all__]
+    classes = [c for c in classes if isinstance(c, type)]
+    assert {c.__name__ for c in classes} >= {
+        "FirstLayerNetwork",
+        "FeatureMap",
+        "TwoLayerNetwork",
+        "PartiallyTrainableMLP",
+    }
+    assert all(issubclass(c, torch.nn.Module) for c in classes)
+
+
+def test_first_layer_network_moved_to_nn():
+    import sklearn_pt.neural_network as former
+
+    assert "FirstLayerNetwork" not in former.__all__
+    with pytest.warns(
+        FutureWarning, match=r"moved to sklearn_pt\.nn\.FirstLayerNetwork"
+    ):
+        assert former.FirstLayerNetwork is nn.FirstLayerNetwork
+
+
+def test_make_generator_accepts_a_generator_and_keeps_sklearn_seeds():
+    from sklearn.utils import check_random_state
+
+    from sklearn_pt.nn._random import make_generator
+
+    generator = torch.Generator().manual_seed(3)
+    assert make_generator(generator) is generator
+    seed = int(check_random_state(7).randint(2**31 - 1))
+    expected = torch.rand(3, generator=torch.Generator().manual_seed(seed))
+    torch.testing.assert_close(torch.rand(3, generator=make_generator(7)), expected)
+    with pytest.raises(ValueError, match="cannot be used to seed"):
+        make_generator("seven")
