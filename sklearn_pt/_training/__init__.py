@@ -6,8 +6,10 @@
   stops;
 * :mod:`._objective` holds the loss, the penalty, the epoch plan (batch
   sizes, per-model row orders) and the ``tol`` rule;
-* :func:`train_module` is the one-module fit of the estimators: a stepper,
-  the estimator's callbacks, one loop, the error raised.
+* :class:`FitPlan` is the protocol between an estimator and the loop
+  (``plan_fit``, ``run``, ``finish``), which the stacked sweeps use too;
+* :func:`train_module` is the one-module fit: a stepper, callbacks, one loop,
+  the error raised.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from ._objective import (
     penalty,
     resolve_batch_size,
 )
+from ._plan import FitPlan
 from ._steppers import (
     FIRST_ORDER_SOLVERS,
     FirstOrderStepper,
@@ -58,6 +61,7 @@ __all__ = [
     "EarlyStopping",
     "EpochPlan",
     "FirstOrderStepper",
+    "FitPlan",
     "FunctionCallback",
     "LBFGSStepper",
     "Loop",

@@ -15,10 +15,11 @@ from sklearn.utils.validation import check_is_fitted
 from .._base import TorchEstimatorMixin, keep_state_on_error, validate_input
 from .._compat import _fit_context, validate_data
 from .._engine import predict_numpy
+from .._training import FitPlan
 from ..neural_network._two_step import (
     _TWO_STEP_CONSTRAINTS,
     _check_step_params,
-    fit_two_steps,
+    plan_two_steps,
 )
 
 __all__ = ["TwoStepFeatures"]
@@ -167,6 +168,25 @@ default="gelu"
         -------
         self : TwoStepFeatures
         """
+        plan = self.plan_fit(X, y)
+        return plan.complete(plan.run())
+
+    def plan_fit(self, X, y) -> FitPlan:
+        """Validate ``(X, y)`` and build what :meth:`fit` trains, untrained.
+
+        The protocol of every torch-backed estimator (``fit`` is
+        ``plan.complete(plan.run())``).
+
+        Parameters
+        ----------
+        X, y
+            As for :meth:`fit`.
+
+        Returns
+        -------
+        FitPlan
+        """
+        self._validate_params()
         X, y = validate_input(
             validate_data, self, X, y, y_numeric=True, dtype=[np.float64, np.float32]
         )
@@ -176,10 +196,12 @@ default="gelu"
                 "batch='fresh' splits the samples into two halves and needs at "
                 f"least 2 samples; got n_samples={X.shape[0]}."
             )
-        network, _ = fit_two_steps(self, X, y)
-        self.module_ = network.feature_map
-        self._n_features_out = width
-        return self
+
+        def keep_features(network, readout_mask):
+            self.module_ = network.feature_map
+            self._n_features_out = width
+
+        return plan_two_steps(self, X, y, then=keep_features)
 
     def transform(self, X):
         """The learned features ``sigma(W x)``.

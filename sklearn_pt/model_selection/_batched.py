@@ -45,7 +45,7 @@ from sklearn.utils import indexable
 
 from .._base import validate_input
 from .._compat import _safe_indexing, validate_data
-from .._engine import as_tensor, make_generator, resolve_device, resolve_dtype
+from .._engine import as_tensor
 from .._progress import progress_bar, quiet_fit, warn_convergence
 from .._training import (
     FIRST_ORDER_SOLVERS,
@@ -107,20 +107,24 @@ def batched_unsupported_reason(estimator, param_name: str) -> str | None:
     ...                            "trainable_proportion")
     "solver='lbfgs' is not elementwise (batched solvers: 'adam', 'sgd', 'gd')"
     """
-    if type(estimator) is not PartiallyTrainableRegressor:
-        name = type(estimator).__name__
+    name = type(estimator).__name__
+    if not hasattr(estimator, "plan_fit"):
         return (
-            f"the estimator is a {name}, not a PartiallyTrainableRegressor "
-            "(pipelines and subclasses are not batched)"
+            f"the estimator is a {name}, not a PartiallyTrainableRegressor or "
+            "another estimator with a fit plan to stack (pipelines are not batched)"
         )
     if param_name not in BATCHED_PARAMETERS:
         return (
             f"param_name={param_name!r} changes more than the initial network "
             f"(batched parameters: {_quoted(BATCHED_PARAMETERS)})"
         )
-    if estimator.solver not in BATCHED_SOLVERS:
+    params = estimator.get_params(deep=False)
+    if param_name not in params:
+        return f"a {name} has no parameter {param_name!r}"
+    solver = params.get("solver")
+    if solver not in BATCHED_SOLVERS:
         return (
-            f"solver={estimator.solver!r} is not elementwise (batched solvers: "
+            f"solver={solver!r} is not elementwise (batched solvers: "
             f"{_quoted(BATCHED_SOLVERS)})"
         )
     return None
@@ -320,58 +324,45 @@ def _restore_state(estimator, state: dict) -> None:
 
 
 def _fit_as_one_batch(estimators, X, y) -> tuple[list, BatchedPartiallyTrainableMLP]:
-    """The body of :func:`_fit_batched`, mirroring ``fit`` step by step."""
+    """The body of :func:`_fit_batched`: each estimator's fit plan
+    (``plan_fit``), their training replaced by one stacked loop, each plan
+    completed with its network's outcome."""
+    plans = []
     for estimator in estimators:
-        estimator._validate_params()
-    template = estimators[0]
-    device = resolve_device(template.device)
-    dtype = resolve_dtype(template.dtype)
-    X_given = X
-    X, y = template._validate_training_data(X, y)  # fit's checks and messages
-    # The same data for all: the others only record the features they see.
-    for estimator in estimators[1:]:
-        validate_data(estimator, X_given, skip_check_array=True)
-    y_2d = y.reshape(len(y), -1)
-    X_t = template._preprocess(as_tensor(X, device=device, dtype=dtype))
-    y_t = as_tensor(y_2d, device=device, dtype=dtype)
-
-    generators = [make_generator(e.random_state) for e in estimators]
-    modules = [
-        e._build_module(X_t, y_2d.shape[1], generator)
-        for e, generator in zip(estimators, generators, strict=True)
-    ]
-    # Networks whose fit is the closed-form readout alone (readout="ridge", no
+        plan = estimator.plan_fit(X, y)
+        if plan.stacking is None:
+            raise ValueError(
+                f"These estimators cannot be fitted as a batch: "
+                f"{type(estimator).__name__}'s fits cannot be stacked."
+            )
+        if plans:  # equal preprocessing: one copy of the training tensors
+            plan.X, plan.y = plans[0].X, plans[0].y
+        plans.append(plan)
+    template = plans[0]
+    # Plans whose fit is a closed-form solve (readout="ridge" without a
     # trainable hidden neuron) are not trained, as fit does not train them.
-    trained = [
-        k
-        for k, (e, module) in enumerate(zip(estimators, modules, strict=True))
-        if not e._readout_in_closed_form_only(module)
-    ]
-    outcomes: list = [TrainingResult() for _ in estimators]
+    trained = [k for k, plan in enumerate(plans) if plan.trains]
+    outcomes = [None if plan.trains else plan.run() for plan in plans]
     if trained:
-        batch = BatchedPartiallyTrainableMLP.from_modules([modules[k] for k in trained])
+        batch = template.stacking.from_modules([plans[k].module for k in trained])
         results = train_batched(
             batch,
-            X_t,
-            y_t,
-            generators=[generators[k] for k in trained],
+            template.X,
+            template.y,
+            generators=[plans[k].generator for k in trained],
             max_iter=template.max_iter,
-            callbacks=template._callbacks(),
-            **template._stepper_params(),
+            callbacks=template.callbacks,
+            **template.stepper_params,
         )
-        batch.copy_to_modules([modules[k] for k in trained])
+        batch.copy_to_modules([plans[k].module for k in trained])
         for k, result in zip(trained, results, strict=True):
             outcomes[k] = result
-    fitted = []
-    for estimator, module, outcome in zip(estimators, modules, outcomes, strict=True):
-        if isinstance(outcome, DivergenceError):
-            fitted.append(outcome)
-            continue
-        outcome = estimator._finish_readout(module, X_t, y_t, outcome)
-        estimator._set_fitted(module, outcome, y, device)
-        fitted.append(estimator)
+    fitted = [
+        outcome if isinstance(outcome, DivergenceError) else plan.complete(outcome)
+        for plan, outcome in zip(plans, outcomes, strict=True)
+    ]
     # Every network, its final readout included, for the batched scoring.
-    return fitted, BatchedPartiallyTrainableMLP.from_modules(modules)
+    return fitted, template.stacking.from_modules([plan.module for plan in plans])
 
 
 def batched_validation_curves(

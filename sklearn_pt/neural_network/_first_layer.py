@@ -33,12 +33,11 @@ from .._training import (
     Callback,
     DivergenceCheck,
     FirstOrderStepper,
+    FitPlan,
     LossHistory,
     PrintLog,
-    fit_loop,
 )
 from ..decomposition import SpectralEstimator
-from ..exceptions import DivergenceError
 from ..metrics import neuron_overlap
 from ..nn import FirstLayerNetwork
 from ..nn._activations import ACTIVATIONS
@@ -344,6 +343,28 @@ default="ones"
         self : FirstLayerGDRegressor
             The fitted estimator.
         """
+        plan = self.plan_fit(X, y, eval_set=eval_set, true_directions=true_directions)
+        return plan.complete(plan.run())
+
+    def plan_fit(self, X, y, *, eval_set=None, true_directions=None) -> FitPlan:
+        """Validate the data and build what :meth:`fit` trains, untrained.
+
+        The protocol of every torch-backed estimator (``fit`` is
+        ``plan.complete(plan.run())``).
+
+        Parameters
+        ----------
+        X, y, eval_set, true_directions
+            As for :meth:`fit`.
+
+        Returns
+        -------
+        FitPlan
+            The initial network, the full-batch GD stepper, the callbacks
+            (recorders of ``history_`` among them) and how the fitted
+            attributes are set from the result.
+        """
+        self._validate_params()
         X, y = validate_input(
             validate_data, self, X, y, y_numeric=True, dtype=[np.float64, np.float32]
         )
@@ -363,19 +384,28 @@ default="ones"
         ).to(device)
         X_t = as_tensor(X, device=device, dtype=dtype)
         y_t = as_tensor(y, device=device, dtype=dtype)
+        params = {"solver": "gd", "learning_rate": learning_rate}
 
-        callbacks = self._callbacks(module, X_t, y_t, test, directions)
-        stepper = FirstOrderStepper(
-            module, X_t, y_t, solver="gd", learning_rate=learning_rate
+        def finish(plan, result):
+            history = {}
+            for callback in plan.callbacks:
+                if hasattr(callback, "fitted_history"):
+                    history.update(callback.fitted_history())
+            return self._set_fitted(plan.module, second_layer, history, result, device)
+
+        return FitPlan(
+            module=module,
+            finish=finish,
+            stepper=lambda plan: FirstOrderStepper(
+                plan.module, plan.X, plan.y, **params
+            ),
+            max_iter=self.max_iter,
+            callbacks=self._callbacks(module, X_t, y_t, test, directions),
+            X=X_t,
+            y=y_t,
+            generator=generator,
+            stepper_params=params,
         )
-        (result,) = fit_loop(stepper, max_iter=self.max_iter, callbacks=callbacks)
-        if isinstance(result, DivergenceError):
-            raise result
-        history = {}
-        for callback in callbacks:
-            if hasattr(callback, "fitted_history"):
-                history.update(callback.fitted_history())
-        return self._set_fitted(module, second_layer, history, result, device)
 
     def _callbacks(self, module, X_t, y_t, test, directions) -> list[Callback]:
         """What runs beside full-batch GD: the divergence checks (no early

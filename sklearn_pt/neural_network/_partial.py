@@ -20,7 +20,13 @@ from .._engine import (
     predict_numpy,
     solve_ridge,
 )
-from .._training import TrainingResult, default_callbacks, train_module
+from .._training import (
+    FIRST_ORDER_SOLVERS,
+    FitPlan,
+    TrainingResult,
+    default_callbacks,
+    make_stepper,
+)
 from ..kernels import ridge_leverage_scores
 from ..nn import (
     PartiallyTrainableMLP,
@@ -28,6 +34,7 @@ from ..nn import (
     random_trainable_mask,
     spherical_biased_relu_init,
 )
+from ..nn._batched import BatchedPartiallyTrainableMLP
 
 __all__ = ["PartiallyTrainableRegressor"]
 
@@ -449,6 +456,29 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         self : PartiallyTrainableRegressor
             The fitted estimator.
         """
+        plan = self.plan_fit(X, y)
+        return plan.complete(plan.run())
+
+    def plan_fit(self, X, y) -> FitPlan:
+        """Validate ``(X, y)`` and build what :meth:`fit` trains, untrained.
+
+        The protocol of every torch-backed estimator (``fit`` is
+        ``plan.complete(plan.run())``), which the batched sweeps use to train
+        many plans as one stacked model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+
+        Returns
+        -------
+        FitPlan
+            The initial network, its training tensors (projected onto the
+            sphere with ``project_to_sphere``), the solver's settings, the
+            callbacks, and how the fitted attributes are set from the result.
+        """
+        self._validate_params()
         X, y = self._validate_training_data(X, y)
         sizes = _check_hidden_layer_sizes(self.hidden_layer_sizes)
         proportions = _check_trainable_proportion(self.trainable_proportion, len(sizes))
@@ -460,28 +490,45 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
                 "solver='adam' (or 'sgd', 'gd', 'lbfgs') to train hidden neurons."
             )
         device, dtype, generator = self._torch_context()
-
         y_2d = y.reshape(len(y), -1)
         # Training sees the projected inputs once (the module projects only
         # after fit, where module_ is the whole map from raw X).
         X_t = self._preprocess(as_tensor(X, device=device, dtype=dtype))
         y_t = as_tensor(y_2d, device=device, dtype=dtype)
         module = self._build_module(X_t, y_2d.shape[1], generator)
-        if self._readout_in_closed_form_only(module):
-            result = _fit_ridge_readout(module, X_t, y_t, self.alpha)
-        else:
-            result = train_module(
-                module,
-                X_t,
-                y_t,
-                max_iter=self.max_iter,
-                callbacks=self._callbacks(),
-                generator=generator,
-                **self._stepper_params(),
+        closed_form_only = self._readout_in_closed_form_only(module)
+        params = self._stepper_params()
+
+        def stepper(plan):
+            return make_stepper(
+                plan.module, plan.X, plan.y, generator=plan.generator, **params
             )
-            result = self._finish_readout(module, X_t, y_t, result)
-        self._set_fitted(module, result, y, device)
-        return self
+
+        def finish(plan, result):
+            if not closed_form_only:
+                result = self._finish_readout(plan.module, plan.X, plan.y, result)
+            self._set_fitted(plan.module, result, y, device)
+            return self
+
+        return FitPlan(
+            module=module,
+            finish=finish,
+            stepper=None if closed_form_only else stepper,
+            closed_form=lambda plan: _fit_ridge_readout(
+                plan.module, plan.X, plan.y, self.alpha
+            ),
+            max_iter=self.max_iter,
+            callbacks=self._callbacks(),
+            X=X_t,
+            y=y_t,
+            generator=generator,
+            stepper_params=params,
+            stacking=(
+                BatchedPartiallyTrainableMLP
+                if self.solver in FIRST_ORDER_SOLVERS
+                else None
+            ),
+        )
 
     def _stepper_params(self) -> dict:
         """The parameters of one training iteration, as keywords of

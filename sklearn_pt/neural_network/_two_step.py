@@ -27,8 +27,9 @@ from .._training import (
     Callback,
     DivergenceCheck,
     FirstOrderStepper,
+    FitPlan,
     PrintLog,
-    fit_loop,
+    TrainingResult,
     half_squared_error,
 )
 from ..exceptions import DivergenceError
@@ -195,66 +196,6 @@ class _StepRecorder(Callback):
             step_sizes=self.step_sizes,
         )
         self.weights.append(current.cpu().clone())
-
-
-def run_two_steps(
-    X: np.ndarray,
-    y: np.ndarray,
-    *,
-    width: int,
-    activation: str,
-    n_steps: int,
-    step_sizes: tuple[float, float],
-    batch: str,
-    loss: str,
-    initialisation: tuple[torch.Tensor, torch.Tensor, torch.Tensor],
-    device: torch.device,
-    dtype: torch.dtype,
-    verbose: int = 0,
-) -> tuple[TwoLayerNetwork, list[np.ndarray]]:
-    """Run ``n_steps`` full-batch GD steps on ``W`` with the training engine.
-
-    Returns the network (holding the final ``W``) and ``[W_0, ..., W_n]`` as
-    NumPy arrays. With ``verbose``, prints the loss at the start of each step
-    (``"Iteration k, loss = ..."``, the engine's format).
-
-    Raises
-    ------
-    DivergenceError
-        If a step gives weights, pre-activations or features that overflow
-        (see :func:`check_features_finite`).
-    """
-    weight, readout, order = initialisation
-    network = TwoLayerNetwork(weight.clone(), readout.clone(), activation).to(device)
-    X_t = as_tensor(X, device=device, dtype=dtype)
-    y_t = as_tensor(standardise_targets(y), device=device, dtype=dtype)
-    if batch == "reuse":
-        batches = [(X_t, y_t), (X_t, y_t)]
-    else:
-        half = X_t.shape[0] // 2
-        first, second = order[:half].to(device), order[half:].to(device)
-        batches = [(X_t[first], y_t[first]), (X_t[second], y_t[second])]
-
-    recorder = _StepRecorder(network, step_sizes)
-    if n_steps:
-        stepper = FirstOrderStepper(
-            network,
-            *batches[0],
-            solver="gd",
-            loss=LOSSES[loss],
-            schedule=[(*batches[i], step_sizes[i]) for i in range(n_steps)],
-        )
-        # Two large steps are meant to move far from the start: only a
-        # non-finite loss diverges (overflowing features are the recorder's).
-        check = DivergenceCheck("step_size_constants", relative=False, final=False)
-        log = [PrintLog()] if verbose else []
-        (outcome,) = fit_loop(
-            stepper, max_iter=n_steps, callbacks=[check, *log, recorder]
-        )
-        if isinstance(outcome, DivergenceError):
-            raise outcome
-    weights = [weight.clone(), *recorder.weights]
-    return network, [w.cpu().numpy() for w in weights]
 
 
 RIDGE_ALPHAS = np.logspace(-2, 5, 15)
@@ -521,6 +462,28 @@ default="gelu"
         self : TwoStepFeatureLearner
             The fitted estimator.
         """
+        plan = self.plan_fit(X, y)
+        return plan.complete(plan.run())
+
+    def plan_fit(self, X, y) -> FitPlan:
+        """Validate ``(X, y)`` and build what :meth:`fit` trains, untrained.
+
+        The protocol of every torch-backed estimator (``fit`` is
+        ``plan.complete(plan.run())``).
+
+        Parameters
+        ----------
+        X, y
+            As for :meth:`fit`.
+
+        Returns
+        -------
+        FitPlan
+            The network at initialisation, the schedule of the gradient
+            steps, the callbacks, and the completion that sets the fitted
+            attributes and fits the ridge readout on the held-out split.
+        """
+        self._validate_params()
         X, y = validate_input(
             validate_data, self, X, y, y_numeric=True, dtype=[np.float64, np.float32]
         )
@@ -535,23 +498,24 @@ default="gelu"
             )
         n_readout = round(self.readout_fraction * n_samples)
         n_readout = min(max(n_readout, 1), n_samples - min_step_rows)
-        network, readout_mask = fit_two_steps(self, X, y, n_readout=n_readout)
-        features = predict_numpy(network.feature_map, X[readout_mask])
-        features = features.astype(X.dtype, copy=False)
-        check_features_finite(
-            features, where="The readout split", step_sizes=step_sizes
-        )
-        if self.ridge_alpha == "auto":
-            readout = RidgeCV(alphas=RIDGE_ALPHAS).fit(features, y[readout_mask])
-            self.ridge_alpha_ = float(readout.alpha_)
-        else:
-            readout = Ridge(alpha=self.ridge_alpha).fit(features, y[readout_mask])
-            self.ridge_alpha_ = float(self.ridge_alpha)
 
-        self.module_ = network
-        self.readout_ = readout
-        self.readout_mask_ = readout_mask
-        return self
+        def fit_readout(network, readout_mask):
+            features = predict_numpy(network.feature_map, X[readout_mask])
+            features = features.astype(X.dtype, copy=False)
+            check_features_finite(
+                features, where="The readout split", step_sizes=step_sizes
+            )
+            if self.ridge_alpha == "auto":
+                readout = RidgeCV(alphas=RIDGE_ALPHAS).fit(features, y[readout_mask])
+                self.ridge_alpha_ = float(readout.alpha_)
+            else:
+                readout = Ridge(alpha=self.ridge_alpha).fit(features, y[readout_mask])
+                self.ridge_alpha_ = float(self.ridge_alpha)
+            self.module_ = network
+            self.readout_ = readout
+            self.readout_mask_ = readout_mask
+
+        return plan_two_steps(self, X, y, n_readout=n_readout, then=fit_readout)
 
     @property
     def coefs_(self) -> list[np.ndarray]:
@@ -585,28 +549,34 @@ default="gelu"
         return self.readout_.predict(features).astype(X.dtype, copy=False)
 
 
-def fit_two_steps(estimator, X, y, *, n_readout: int = 0):
-    """The fit shared by :class:`TwoStepFeatureLearner` and
+def plan_two_steps(estimator, X, y, *, n_readout: int = 0, then=None) -> FitPlan:
+    """The fit plan shared by :class:`TwoStepFeatureLearner` and
     :class:`~sklearn_pt.feature_extraction.TwoStepFeatures`.
 
     Draws the initialisation from the estimator's ``random_state``, then (when
-    ``n_readout > 0``) the ``n_readout`` held-out rows of the readout, runs
-    the gradient steps on the other rows, and sets the fitted attributes the
-    two share: ``first_layer_weights_``, ``second_layer_weights_``,
-    ``spectrum_``, ``step_sizes_`` and ``device_``. With the same parameters
-    both draw the same random numbers in the same order.
+    ``n_readout > 0``) the ``n_readout`` held-out rows of the readout, and
+    plans ``n_steps`` full-batch GD steps on ``W`` over the other rows, one
+    :func:`~sklearn_pt._training.fit_loop` through a schedule of batches
+    (the same twice with ``batch="reuse"``, the two halves of a random order
+    with ``"fresh"``) and step sizes. With the same parameters both estimators
+    draw the same random numbers in the same order.
 
-    Returns
-    -------
-    network : TwoLayerNetwork
-        After the steps.
-    readout_mask : ndarray of shape (n_samples,) of bool
-        The held-out rows (all False when ``n_readout == 0``).
+    Completing the plan sets the fitted attributes the two share,
+    ``first_layer_weights_`` (``[W_0, ..., W_n]``), ``second_layer_weights_``,
+    ``spectrum_``, ``step_sizes_`` and ``device_``, then calls
+    ``then(network, readout_mask)`` (the held-out rows, all False when
+    ``n_readout == 0``) for the rest.
+
+    With ``verbose``, the loop prints the loss at the start of each step
+    (``"Iteration k, loss = ..."``). A step that gives weights,
+    pre-activations or features that overflow raises a
+    :class:`~sklearn_pt.exceptions.DivergenceError` (see
+    :func:`check_features_finite`).
     """
     width, step_sizes = _check_step_params(estimator)
     n_samples = X.shape[0]
     device, dtype, generator = estimator._torch_context()
-    initialisation = draw_initialisation(
+    weight, readout, order = draw_initialisation(
         width, X.shape[1], n_samples - n_readout, generator=generator, dtype=dtype
     )
     readout_mask = np.zeros(n_samples, dtype=bool)
@@ -614,26 +584,52 @@ def fit_two_steps(estimator, X, y, *, n_readout: int = 0):
         readout_rows = torch.randperm(n_samples, generator=generator)[:n_readout]
         readout_mask[readout_rows.numpy()] = True
         X, y = X[~readout_mask], y[~readout_mask]
-    network, weights = run_two_steps(
-        X,
-        y,
-        width=width,
-        activation=resolve_activation(estimator),
-        n_steps=estimator.n_steps,
-        step_sizes=step_sizes,
-        batch=estimator.batch,
-        loss=estimator.loss,
-        initialisation=initialisation,
-        device=device,
-        dtype=dtype,
-        verbose=estimator.verbose,
+    activation = resolve_activation(estimator)
+    network = TwoLayerNetwork(weight.clone(), readout.clone(), activation).to(device)
+    X_t = as_tensor(X, device=device, dtype=dtype)
+    y_t = as_tensor(standardise_targets(y), device=device, dtype=dtype)
+    if estimator.batch == "reuse":
+        batches = [(X_t, y_t), (X_t, y_t)]
+    else:
+        half = X_t.shape[0] // 2
+        first, second = order[:half].to(device), order[half:].to(device)
+        batches = [(X_t[first], y_t[first]), (X_t[second], y_t[second])]
+    n_steps = estimator.n_steps
+    schedule = [(*batches[i], step_sizes[i]) for i in range(n_steps)]
+    recorder = _StepRecorder(network, step_sizes)
+    # Two large steps are meant to move far from the start: only a non-finite
+    # loss diverges (overflowing features are the recorder's).
+    check = DivergenceCheck("step_size_constants", relative=False, final=False)
+    log = [PrintLog()] if estimator.verbose else []
+    params = {"solver": "gd", "loss": LOSSES[estimator.loss], "schedule": schedule}
+
+    def finish(plan, result):
+        weights = [w.cpu().numpy() for w in (weight, *recorder.weights)]
+        estimator.first_layer_weights_ = weights
+        estimator.second_layer_weights_ = readout.numpy()
+        estimator.spectrum_ = WeightSpectrum(device=estimator.device).fit(weights[-1])
+        estimator.step_sizes_ = step_sizes
+        estimator.device_ = device
+        if then is not None:
+            then(plan.module, readout_mask)
+        return estimator
+
+    return FitPlan(
+        module=network,
+        finish=finish,
+        stepper=(
+            (lambda plan: FirstOrderStepper(plan.module, plan.X, plan.y, **params))
+            if n_steps
+            else None
+        ),
+        closed_form=lambda plan: TrainingResult(converged=True),  # no step
+        max_iter=n_steps,
+        callbacks=[check, *log, recorder],
+        X=X_t,
+        y=y_t,
+        generator=generator,
+        stepper_params=params,
     )
-    estimator.first_layer_weights_ = weights
-    estimator.second_layer_weights_ = initialisation[1].numpy()
-    estimator.spectrum_ = WeightSpectrum(device=estimator.device).fit(weights[-1])
-    estimator.step_sizes_ = step_sizes
-    estimator.device_ = device
-    return network, readout_mask
 
 
 def _check_step_params(estimator) -> tuple[int, tuple[float, float]]:

@@ -1,0 +1,84 @@
+"""The estimator protocol: fit is plan_fit, run, complete."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from sklearn.base import clone
+
+from sklearn_pt._training import FitPlan
+from sklearn_pt.exceptions import ConvergenceWarning
+from sklearn_pt.feature_extraction import TwoStepFeatures
+from sklearn_pt.model_selection._batched import batched_unsupported_reason, fit_batched
+from sklearn_pt.neural_network import (
+    FirstLayerGDRegressor,
+    PartiallyTrainableRegressor,
+    TwoStepFeatureLearner,
+)
+
+ESTIMATORS = [
+    PartiallyTrainableRegressor((8,), trainable_proportion=0.5, max_iter=5),
+    PartiallyTrainableRegressor((8,), trainable_proportion=0.0, readout="ridge"),
+    PartiallyTrainableRegressor((8,), solver="lbfgs", max_iter=5),
+    FirstLayerGDRegressor(hidden_layer_sizes=3, max_iter=5),
+    TwoStepFeatureLearner(hidden_layer_sizes=8),
+    TwoStepFeatures(hidden_layer_sizes=8),
+]
+
+
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    return X, X[:, 0] ** 2 + 0.1 * rng.normal(size=60)
+
+
+def weights(module):
+    return [p.detach().clone() for p in module.parameters()]
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: repr(e))
+def test_fit_is_plan_run_complete(estimator):
+    """Running the plan trains its module, and completing it gives the fit."""
+    X, y = data()
+    estimator = clone(estimator).set_params(random_state=0, dtype="float64")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fitted = clone(estimator).fit(X, y)
+        plan = clone(estimator).plan_fit(X, y)
+        assert isinstance(plan, FitPlan)
+        start = weights(plan.module)
+        assert plan.X.shape[0] <= len(X) and plan.max_iter >= 0
+        result = plan.run()
+    trained = weights(plan.module)
+    if plan.trains and plan.max_iter:
+        assert any(not torch.equal(a, b) for a, b in zip(start, trained, strict=True))
+    again = plan.complete(result)
+    for name in ("coefs_", "first_layer_weights_"):
+        if hasattr(fitted, name):
+            for a, b in zip(getattr(fitted, name), getattr(again, name), strict=True):
+                np.testing.assert_array_equal(a, b)
+    output = "predict" if hasattr(fitted, "predict") else "transform"
+    np.testing.assert_array_equal(getattr(again, output)(X), getattr(fitted, output)(X))
+
+
+class Subclassed(PartiallyTrainableRegressor):
+    """A subclass keeps the protocol, so the sweep stacks its fits."""
+
+
+def test_the_batched_sweep_needs_the_protocol_not_a_class():
+    X, y = data()
+    estimators = [
+        Subclassed(
+            (8,), trainable_proportion=p, max_iter=5, random_state=0, dtype="float64"
+        )
+        for p in (0.0, 0.5)
+    ]
+    assert batched_unsupported_reason(estimators[0], "trainable_proportion") is None
+    reason = batched_unsupported_reason(FirstLayerGDRegressor(), "random_state")
+    assert "solver=None" in reason
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        batched = fit_batched(estimators, X, y)
+        alone = clone(estimators[1]).fit(X, y)
+    np.testing.assert_allclose(batched[1].predict(X), alone.predict(X), rtol=1e-10)
