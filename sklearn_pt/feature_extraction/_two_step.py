@@ -75,6 +75,12 @@ default="gelu"
     ----------
     first_layer_weights_ : list of ndarray of shape (N, n_features_in_)
         ``[W_0, ..., W_{n_steps}]``.
+    coefs_ : list of one ndarray of shape (n_features_in_, N)
+        ``[W.T]`` for the final ``W``: the first-layer weights in the layout
+        of :class:`~sklearn.neural_network.MLPRegressor`'s ``coefs_[0]``, the
+        attribute every network estimator of the library has.
+    intercepts_ : list of one ndarray of shape (N,)
+        Zeros (the feature map has no bias).
     second_layer_weights_ : ndarray of shape (N,)
         The fixed second layer ``a`` used by the gradient steps.
     spectrum_ : WeightSpectrum
@@ -202,6 +208,16 @@ default="gelu"
             self._n_features_out = width
 
         return plan_two_steps(self, X, y, then=keep_features)
+
+    @property
+    def coefs_(self) -> list[np.ndarray]:
+        check_is_fitted(self)
+        return [np.asarray(self.first_layer_weights_[-1]).T.copy()]
+
+    @property
+    def intercepts_(self) -> list[np.ndarray]:
+        check_is_fitted(self)
+        return [np.zeros(np.shape(self.first_layer_weights_[-1])[0])]
 
     def transform(self, X):
         """The learned features ``sigma(W x)``.

@@ -82,3 +82,22 @@ def test_the_batched_sweep_needs_the_protocol_not_a_class():
         batched = fit_batched(estimators, X, y)
         alone = clone(estimators[1]).fit(X, y)
     np.testing.assert_allclose(batched[1].predict(X), alone.predict(X), rtol=1e-10)
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: repr(e))
+def test_coefs_0_is_the_first_layer_of_every_network_estimator(estimator):
+    """One attribute for the first-layer weights: coefs_[0], (n_features,
+    width), as MLPRegressor's, equal to the weights the network uses."""
+    X, y = data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fitted = clone(estimator).set_params(random_state=0).fit(X, y)
+    first = fitted.coefs_[0]
+    assert first.shape[0] == X.shape[1]
+    assert fitted.intercepts_[0].shape == (first.shape[1],)
+    module = getattr(fitted.module_, "feature_map", fitted.module_)
+    if hasattr(module, "hidden_layers"):
+        weight = module.hidden_layers[0].weight
+    else:
+        weight = module.weight
+    np.testing.assert_array_equal(first, weight.detach().numpy().T)
