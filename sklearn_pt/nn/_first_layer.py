@@ -34,18 +34,12 @@ class FirstLayerNetwork(torch.nn.Module):
         return hidden @ self.second_layer / self.weight.shape[0]
 
 
-class StackedFirstLayerNetwork(torch.nn.Module):
+class StackedFirstLayerNetwork(FirstLayerNetwork):
     """``K`` :class:`FirstLayerNetwork` s of one shape, stacked: first layers
     ``W`` of shape ``(K, width, d)``, one fixed second layer ``a``; network
     ``k`` computes ``sigma(x[k] @ W[k].T) @ a / width``. It has the protocol
     of :class:`~sklearn_pt._training.StackedStepper` (a stopped network's
     ``W[k]`` is put back after every step)."""
-
-    def __init__(self, weight, second_layer, activation):
-        super().__init__()
-        self.weight = torch.nn.Parameter(weight)
-        self.register_buffer("second_layer", second_layer)
-        self.activation = activation
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         hidden = self.activation(torch.bmm(x, self.weight.mT))
