@@ -616,7 +616,8 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
             first_layer_init=first_layer,
             random_state=generator,
             dtype=X_t.dtype,
-        ).to(X_t.device)
+            device=X_t.device,
+        )
 
     def _set_fitted(self, module, result, y, device) -> None:
         """The fitted attributes, from the trained ``module`` (on ``device``),

@@ -236,8 +236,13 @@ class PartiallyTrainableMLP(nn.Module):
         the first hidden layer, instead of drawing spherical biased-ReLU
         features (used by ridge leverage score selection).
     random_state : int, torch.Generator or None, default=None
-        Seed or generator for the initialisation and the neuron selection.
+        Seed or CPU generator for the initialisation and the neuron selection
+        (every draw is made on the CPU, so the network is the same on every
+        device).
     dtype : torch.dtype, default=torch.float32
+    device : torch.device or str, default=None
+        Where the parameters live (None: the CPU), as torch's factory
+        keyword.
     project_inputs : bool, default=False
         Project each input row onto the unit sphere before the first layer.
 
@@ -275,6 +280,7 @@ class PartiallyTrainableMLP(nn.Module):
         first_layer_init: tuple[torch.Tensor, torch.Tensor] | None = None,
         random_state: int | torch.Generator | None = None,
         dtype: torch.dtype = torch.float32,
+        device: torch.device | str | None = None,
         project_inputs: bool = False,
     ) -> None:
         super().__init__()
@@ -322,6 +328,8 @@ class PartiallyTrainableMLP(nn.Module):
             uniform = torch.rand(n_outputs, fan_in, generator=generator, dtype=dtype)
             self.readout.weight.copy_((2 * uniform - 1) * bound)
             self.readout.bias.zero_()
+        if device is not None:
+            self.to(device)
 
     def preprocess(self, x: torch.Tensor) -> torch.Tensor:
         """The inputs the first layer sees: ``x`` projected onto the unit

@@ -57,3 +57,32 @@ def test_make_generator_accepts_a_generator_and_keeps_sklearn_seeds():
     torch.testing.assert_close(torch.rand(3, generator=make_generator(7)), expected)
     with pytest.raises(ValueError, match="cannot be used to seed"):
         make_generator("seven")
+
+
+def test_modules_take_torch_factory_keywords():
+    """device/dtype/generator as torch's factory keywords: the draws are made
+    on the CPU from the generator, so the network is the same on any device."""
+    kwargs = dict(hidden_layer_sizes=(6,), trainable_proportion=0.5)
+    a = nn.PartiallyTrainableMLP(
+        3,
+        dtype=torch.float64,
+        device="cpu",
+        random_state=torch.Generator().manual_seed(1),
+        **kwargs,
+    )
+    b = nn.PartiallyTrainableMLP(
+        3, dtype=torch.float64, random_state=torch.Generator().manual_seed(1), **kwargs
+    )
+    for p, q in zip(a.parameters(), b.parameters(), strict=True):
+        assert p.device.type == "cpu" and p.dtype == torch.float64
+        assert torch.equal(p, q)
+    if torch.cuda.is_available():
+        c = nn.PartiallyTrainableMLP(
+            3,
+            dtype=torch.float64,
+            device="cuda",
+            random_state=torch.Generator().manual_seed(1),
+            **kwargs,
+        )
+        for p, q in zip(c.parameters(), b.parameters(), strict=True):
+            assert p.device.type == "cuda" and torch.equal(p.cpu(), q)
