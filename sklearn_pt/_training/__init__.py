@@ -45,6 +45,7 @@ from ._plan import FitPlan
 from ._steppers import (
     FIRST_ORDER_SOLVERS,
     FirstOrderStepper,
+    FixedEntries,
     LBFGSStepper,
     StackedStepper,
     Stepper,
@@ -62,6 +63,7 @@ __all__ = [
     "EpochPlan",
     "FirstOrderStepper",
     "FitPlan",
+    "FixedEntries",
     "FunctionCallback",
     "LBFGSStepper",
     "Loop",

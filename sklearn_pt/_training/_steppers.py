@@ -36,6 +36,7 @@ from ._objective import (
 __all__ = [
     "FIRST_ORDER_SOLVERS",
     "FirstOrderStepper",
+    "FixedEntries",
     "LBFGSStepper",
     "StackedStepper",
     "Stepper",
@@ -393,6 +394,63 @@ class LBFGSStepper(_ModuleStepper):
         )
 
 
+class FixedEntries:
+    """The entries of stacked parameters that training keeps as they are.
+
+    Optimisers move entries that got a zero gradient (weight decay, momentum,
+    Adam's moments), so masking gradients would not keep them fixed: after
+    every optimiser step, :meth:`restore_` puts them back, bitwise.
+
+    Parameters
+    ----------
+    parameters : sequence of Tensor
+        Stacked parameters, leading dimension ``K`` (one slice per model).
+    update_masks : sequence of (Tensor, bool Tensor)
+        For some of them, the entries that may change (broadcastable to the
+        parameter); the others may change everywhere.
+    n_models : int
+    """
+
+    def __init__(self, parameters, update_masks, n_models):
+        given = {id(param): mask for param, mask in update_masks}
+        self.parameters = list(parameters)
+        self.masks = []
+        for p in self.parameters:
+            mask = given.get(id(p))
+            if mask is None:
+                shape = (n_models,) + (1,) * (p.ndim - 1)
+                mask = torch.ones(shape, dtype=torch.bool, device=p.device)
+            self.masks.append(mask.clone())
+        self.references = [p.detach().clone() for p in self.parameters]
+        self._find_restored()
+
+    def stop(self, models: Sequence[int]) -> None:
+        """Keep every entry of ``models`` at its current value from now on."""
+        for param, reference, mask in zip(
+            self.parameters, self.references, self.masks, strict=True
+        ):
+            index = torch.as_tensor(list(models), dtype=torch.long, device=param.device)
+            reference[index] = param.detach()[index]
+            mask[index] = False
+        self._find_restored()
+
+    def _find_restored(self) -> None:
+        """The parameters with entries to restore: those not all updated."""
+        self._restored = [
+            (param, reference, mask)
+            for param, reference, mask in zip(
+                self.parameters, self.references, self.masks, strict=True
+            )
+            if not bool(mask.all())
+        ]
+
+    @torch.no_grad()
+    def restore_(self) -> None:
+        """Put the fixed entries back (after an optimiser step)."""
+        for param, reference, mask in self._restored:
+            torch.where(mask, param, reference, out=param)
+
+
 class StackedStepper(Stepper):
     """One iteration of ``K`` models stacked in one module.
 
@@ -402,9 +460,11 @@ class StackedStepper(Stepper):
     * ``stacked_losses(x, y)``: Tensor ``(K,)``, each model's
       ``0.5 * mean((f_k(x[k]) - y[k]) ** 2)``, differentiable;
     * ``predict(x)``: the outputs ``(K, n, ...)`` without autograd;
-    * ``start_training()``, ``stop_models(models)`` and ``restore_fixed_()``
-      (called after every optimiser step: put back the entries that may not
-      change, such as a stopped model's);
+    * optionally ``update_masks()``: ``(parameter, mask)`` pairs, the bool
+      mask (broadcastable, leading dimension ``K``) of the entries that may
+      change (e.g. a partially trainable layer's trainable neurons); the
+      stepper keeps the others, and every entry of a stopped model, at their
+      values (:class:`FixedEntries`);
     * with ``alpha > 0``: ``squared_weight_norms()`` (Tensor ``(K,)``, the
       penalised norms) and ``add_weight_decay_(weight_decay)`` (add
       ``weight_decay`` times the penalised weights to their ``.grad``);
@@ -476,7 +536,8 @@ class StackedStepper(Stepper):
             dtype=X.dtype,
         )
         self._outputs = None
-        module.start_training()
+        masks = module.update_masks() if hasattr(module, "update_masks") else []
+        self.fixed = FixedEntries(groups[0]["params"], masks, self.n_models)
 
     def _all_models(self, data: torch.Tensor) -> torch.Tensor:
         """All rows of ``data`` for every model, ``(K, n, ...)``."""
@@ -511,7 +572,7 @@ class StackedStepper(Stepper):
             if self.weight_decay:
                 self.module.add_weight_decay_(self.weight_decay)
         self.optimizer.step()
-        self.module.restore_fixed_()
+        self.fixed.restore_()
         return losses
 
     def step(self, active) -> list[float]:
@@ -529,7 +590,7 @@ class StackedStepper(Stepper):
             return (self.plan.mean(losses) + self._penalty()).tolist()
 
     def stop_models(self, models) -> None:
-        self.module.stop_models(models)
+        self.fixed.stop(models)
 
     def _first_rows(self, data):
         rows = slice(0, INITIAL_LOSS_ROWS)

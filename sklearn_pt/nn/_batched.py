@@ -43,9 +43,10 @@ class BatchedPartiallyTrainableMLP(nn.Module):
     layers ``relu(x @ W_l[k].T + b_l[k])`` and a linear readout. Each layer is
     one stacked :class:`~torch.nn.Parameter` of shape ``(K, in + 1, out)``
     (``W^T`` over the bias row) holding all neurons, trainable and frozen; the
-    per-network masks say which neurons may change, and :meth:`restore_fixed_`
-    puts back those that may not (frozen neurons, and every weight of a
-    network that has stopped training) after an optimiser step. Because the
+    per-network masks say which neurons may change (:meth:`update_masks`);
+    the stacked training puts back those that may not (frozen neurons, and
+    every weight of a network that has stopped training) after every
+    optimiser step, and holds that state itself. Because the
     networks share no weights, the gradient of the sum of their losses gives
     each network exactly the gradient of its own loss.
 
@@ -127,9 +128,6 @@ class BatchedPartiallyTrainableMLP(nn.Module):
             mask = torch.as_tensor(mask, dtype=torch.bool, device=readout_bias.device)
             self.register_buffer(f"trainable_mask_{depth}", mask)
         self._n_layers = len(hidden_weights)
-        self._reference: list[torch.Tensor] = []
-        self._update_masks: list[torch.Tensor] | None = None
-        self._restored: list[tuple[nn.Parameter, torch.Tensor, torch.Tensor]] = []
         self._workspace: dict[str, torch.Tensor] = {}
         self._scratch_views: dict[tuple, torch.Tensor] = {}
         self._views: _StepViews | None = None
@@ -497,53 +495,16 @@ class BatchedPartiallyTrainableMLP(nn.Module):
             total = total + (layer[:, :-1].square().sum(1) * mask).sum(1)
         return total
 
-    def start_training(self) -> None:
-        """Record the current weights as the values fixed entries are kept at."""
-        ones = torch.ones(self.n_models, 1, 1, dtype=torch.bool)
-        self._update_masks = [
-            *(mask.unsqueeze(1).clone() for mask in self.trainable_masks),
-            ones.to(self.readout.device),
-        ]
-        self._reference = [p.detach().clone() for p in self._ordered_parameters()]
-        self._find_restored()
-
-    def stop_models(self, models: Sequence[int]) -> None:
-        """Keep every weight of ``models`` at its current value from now on."""
-        if self._update_masks is None:
-            raise RuntimeError("Call start_training() before stop_models().")
-        index = torch.as_tensor(list(models), dtype=torch.long)
-        index = index.to(self.readout.device)
-        for param, reference, mask in zip(
-            self._ordered_parameters(), self._reference, self._update_masks, strict=True
-        ):
-            reference[index] = param.detach()[index]
-            mask[index] = False
-        self._find_restored()
-
-    def _find_restored(self) -> None:
-        """The parameters with entries to restore: those not all updated."""
-        self._restored = [
-            (param, reference, mask)
-            for param, reference, mask in zip(
-                self._ordered_parameters(),
-                self._reference,
-                self._update_masks,
-                strict=True,
-            )
-            if not bool(mask.all())
-        ]
-
-    @torch.no_grad()
-    def restore_fixed_(self) -> None:
-        """Put back the frozen neurons and the weights of stopped networks.
-
-        Call after every optimiser step: optimisers move entries that got a zero
-        gradient (weight decay, momentum, Adam's moments), so masking the
-        gradient would not keep them fixed. The restored entries are bitwise
-        equal to their values at :meth:`start_training` (or :meth:`stop_models`).
+    def update_masks(self) -> list[tuple[nn.Parameter, torch.Tensor]]:
+        """Which entries of each parameter may change: per hidden layer, the
+        ``(K, 1, out_l)`` trainable-neuron mask (a neuron's incoming weights
+        and bias); the readout, every entry. Training keeps the others at
+        their initial values (see :class:`~sklearn_pt._training.FixedEntries`).
         """
-        for param, reference, mask in self._restored:
-            torch.where(mask, param, reference, out=param)
+        ones = torch.ones(self.n_models, 1, 1, dtype=torch.bool)
+        masks = [mask.unsqueeze(1) for mask in self.trainable_masks]
+        masks.append(ones.to(self.readout.device))
+        return list(zip(self._ordered_parameters(), masks, strict=True))
 
     def _ordered_parameters(self) -> list[nn.Parameter]:
         return [*self.layers, self.readout]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import torch
 
 __all__ = ["FirstLayerNetwork", "StackedFirstLayerNetwork"]
@@ -38,8 +36,8 @@ class StackedFirstLayerNetwork(FirstLayerNetwork):
     """``K`` :class:`FirstLayerNetwork` s of one shape, stacked: first layers
     ``W`` of shape ``(K, width, d)``, one fixed second layer ``a``; network
     ``k`` computes ``sigma(x[k] @ W[k].T) @ a / width``. It has the protocol
-    of :class:`~sklearn_pt._training.StackedStepper` (a stopped network's
-    ``W[k]`` is put back after every step)."""
+    of :class:`~sklearn_pt._training.StackedStepper` (which puts a stopped
+    network's ``W[k]`` back after every step)."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         hidden = self.activation(torch.bmm(x, self.weight.mT))
@@ -85,18 +83,3 @@ class StackedFirstLayerNetwork(FirstLayerNetwork):
     def add_weight_decay_(self, weight_decay: float) -> None:
         """Add ``weight_decay * W`` to ``weight.grad``."""
         self.weight.grad.add_(self.weight, alpha=weight_decay)
-
-    def start_training(self) -> None:
-        self._running = torch.ones(
-            self.weight.shape[0], 1, 1, dtype=torch.bool, device=self.weight.device
-        )
-        self._kept = self.weight.detach().clone()
-
-    def stop_models(self, models: Sequence[int]) -> None:
-        index = torch.as_tensor(list(models), device=self.weight.device)
-        self._kept[index] = self.weight.detach()[index]
-        self._running[index] = False
-
-    @torch.no_grad()
-    def restore_fixed_(self) -> None:
-        torch.where(self._running, self.weight, self._kept, out=self.weight)

@@ -3,6 +3,7 @@
 import pytest
 import torch
 
+from sklearn_pt._training import FixedEntries
 from sklearn_pt.nn import PartiallyTrainableMLP
 from sklearn_pt.nn._batched import BatchedPartiallyTrainableMLP, append_ones
 
@@ -64,17 +65,18 @@ def test_squared_weight_norms_count_trainable_rows_only():
 
 def test_restore_keeps_frozen_rows_and_stopped_models_bitwise():
     """Adam with weight decay and a zero gradient still moves every weight;
-    restore_fixed_ must undo that for frozen rows and stopped networks."""
+    the training's FixedEntries (from the module's update masks) must undo
+    that for frozen rows and stopped networks."""
     batch = BatchedPartiallyTrainableMLP.from_modules(networks())
     optimizer = torch.optim.Adam(batch.parameters(), lr=0.1, weight_decay=1.0)
-    batch.start_training()
+    fixed = FixedEntries(batch.parameters(), batch.update_masks(), batch.n_models)
     x = torch.randn(3, 5, 4, generator=seeded(), dtype=torch.float64)
 
     def step():
         optimizer.zero_grad()
         batch(x).square().sum().backward()
         optimizer.step()
-        batch.restore_fixed_()
+        fixed.restore_()
 
     before = [w.detach().clone() for w in batch.hidden_weights]
     step()
@@ -84,7 +86,7 @@ def test_restore_keeps_frozen_rows_and_stopped_models_bitwise():
         assert torch.equal(weight[~mask], start[~mask])
         assert not torch.equal(weight[mask], start[mask])
     masks = [mask.clone() for mask in batch.trainable_masks]
-    batch.stop_models([1])
+    fixed.stop([1])
     stopped = [p.detach()[1].clone() for p in batch.parameters()]
     running = [p.detach()[2].clone() for p in batch.parameters()]
     for _ in range(3):
