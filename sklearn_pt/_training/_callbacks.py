@@ -173,7 +173,7 @@ class DivergenceCheck(Callback):
                 iteration,
                 stepper.solver,
                 self.learning_rate_name,
-                stepper.learning_rate,
+                stepper.model_learning_rate(k),
                 collapsed=collapsed,
             )
         )

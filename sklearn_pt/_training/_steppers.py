@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from numbers import Real
 
 import torch
 
@@ -79,6 +80,10 @@ class Stepper:
 
     def stop_models(self, models: Sequence[int]) -> None:
         """Keep the parameters of ``models`` as they are from now on."""
+
+    def model_learning_rate(self, k: int) -> float:
+        """Model ``k``'s step size of the current iteration (for messages)."""
+        return self.learning_rate
 
     def convergence_criterion(self, k: int, *, tol: float, n_iter_no_change: int):
         """Model ``k``'s criterion for early stopping: an object with
@@ -483,7 +488,9 @@ class StackedStepper(Stepper):
     y : Tensor of shape (n, ...) or (K, n, ...)
         Targets, likewise.
     solver : {"adam", "sgd", "gd"}
-    learning_rate, alpha, batch_size, shuffle
+    learning_rate : float or sequence of K floats
+        One step size, or (``"gd"``) one per model.
+    alpha, batch_size, shuffle
         As for :class:`FirstOrderStepper` (the penalty is ``alpha / (2 n)``
         times ``squared_weight_norms()``).
     generators : sequence of K torch.Generator
@@ -493,6 +500,10 @@ class StackedStepper(Stepper):
     gradients : {"auto", "manual", "autograd"}, default="auto"
         ``"auto"`` uses the module's hand-derived backward pass when it has
         one.
+    schedule : sequence of (X, y, learning_rate), optional
+        For ``solver="gd"``: iteration ``i`` takes one step on the ``i``-th
+        data (per model, with ``per_model_data``) with the ``i``-th step
+        size(s).
     """
 
     def __init__(
@@ -509,14 +520,21 @@ class StackedStepper(Stepper):
         generators,
         per_model_data=False,
         gradients="auto",
+        schedule=None,
     ):
         if solver not in FIRST_ORDER_SOLVERS:
             raise ValueError(
                 f"Stacked training supports solver in {FIRST_ORDER_SOLVERS}; got "
                 f"solver={solver!r}. Fit such estimators one by one."
             )
+        if schedule is not None:
+            if solver != "gd":
+                raise ValueError("A schedule of batches needs solver='gd'.")
+            X, y, learning_rate = schedule[0]
+        self.schedule, self.iteration = schedule, 0
         self.module, self.X, self.y = module, X, y
-        self.solver, self.learning_rate = solver, learning_rate
+        self.solver = solver
+        self._set_learning_rate(learning_rate)
         self.n_models = len(generators)
         self.per_model_data = per_model_data
         n_samples = X.shape[1] if per_model_data else X.shape[0]
@@ -525,7 +543,7 @@ class StackedStepper(Stepper):
         self.manual = manual if gradients == "auto" else gradients == "manual"
         # Weight decay is added to the gradients: one parameter group.
         groups = [{"params": [p for p in module.parameters() if p.requires_grad]}]
-        self.optimizer = make_optimizer(groups, solver, learning_rate)
+        self.optimizer = make_optimizer(groups, solver, self._optimizer_rate)
         self.plan = EpochPlan(
             n_samples,
             batch_size,
@@ -538,6 +556,24 @@ class StackedStepper(Stepper):
         self._outputs = None
         masks = module.update_masks() if hasattr(module, "update_masks") else []
         self.fixed = FixedEntries(groups[0]["params"], masks, self.n_models)
+
+    def _set_learning_rate(self, learning_rate) -> None:
+        """One step size, or one per model (a sequence of K, ``"gd"`` only:
+        each model's gradient is scaled by its own, the optimiser's is 1)."""
+        if isinstance(learning_rate, Real):
+            self.learning_rate, self._rates = float(learning_rate), None
+            self._optimizer_rate = self.learning_rate
+            return
+        if self.solver != "gd":
+            raise ValueError("One step size per model needs solver='gd'.")
+        self._rates = torch.as_tensor(
+            learning_rate, dtype=self.X.dtype, device=self.X.device
+        )
+        self.learning_rate = math.nan
+        self._optimizer_rate = 1.0
+
+    def model_learning_rate(self, k: int) -> float:
+        return self.learning_rate if self._rates is None else float(self._rates[k])
 
     def _all_models(self, data: torch.Tensor) -> torch.Tensor:
         """All rows of ``data`` for every model, ``(K, n, ...)``."""
@@ -571,12 +607,22 @@ class StackedStepper(Stepper):
             losses = losses.detach()
             if self.weight_decay:
                 self.module.add_weight_decay_(self.weight_decay)
+        if self._rates is not None:
+            for param in self.fixed.parameters:
+                shape = (self.n_models,) + (1,) * (param.ndim - 1)
+                param.grad.mul_(self._rates.view(shape))
         self.optimizer.step()
         self.fixed.restore_()
         return losses
 
     def step(self, active) -> list[float]:
         self._outputs = None
+        if self.schedule is not None:
+            self.X, self.y, rate = self.schedule[self.iteration]
+            self._set_learning_rate(rate)
+            for group in self.optimizer.param_groups:
+                group["lr"] = self._optimizer_rate
+        self.iteration += 1
         if self.plan.full_batch:
             with torch.no_grad():
                 start_penalty = self._penalty()

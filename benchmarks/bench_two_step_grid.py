@@ -1,0 +1,106 @@
+"""A grid of two-step fits, stacked, against one fit per cell.
+
+A 4 x 4 grid (step-size exponents ``(a, a)`` for ``a`` in 0, 0.15, 0.3,
+0.45, times 4 seeds) of ``TwoStepFeatureLearner`` at ``N = n = d``
+(``--size``, default 400; float32, gelu, reused batch, ``ridge_alpha=1``),
+timed in one process and interleaved repeat by repeat:
+
+* ``sequential``: ``fit`` of every cell, the reference;
+* ``stacked``: ``fit_two_steps_stacked`` (the gradient steps of all cells as
+  one stacked computation; the spectra and readouts per cell, as in ``fit``).
+
+It checks first (float64, a smaller size) that both give the same weights.
+On a CPU both are bound by the products with the data, so expect a ratio
+near 1 there; the stacked steps are meant for a GPU (``--device cuda``).
+
+Run by hand (not in CI)::
+
+    OMP_NUM_THREADS=1 python benchmarks/bench_two_step_grid.py [--size 400] \
+        [--repeats 3] [--device cpu] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import numpy as np
+import torch
+from sklearn.base import clone
+
+from sklearn_pt.datasets import make_single_index
+from sklearn_pt.neural_network import TwoStepFeatureLearner
+from sklearn_pt.neural_network._two_step_stacked import fit_two_steps_stacked
+
+EXPONENTS = (0.0, 0.15, 0.3, 0.45)
+SEEDS = (0, 1, 2, 3)
+
+
+def cells(size, device, dtype):
+    template = TwoStepFeatureLearner(
+        hidden_layer_sizes=size, ridge_alpha=1.0, device=device, dtype=dtype
+    )
+    return [
+        clone(template).set_params(step_size_exponents=(a, a), random_state=s)
+        for a in EXPONENTS
+        for s in SEEDS
+    ]
+
+
+def sequential(grid, X, y):
+    return [cell.fit(X, y) for cell in grid]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--size", type=int, default=400)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.size, args.repeats = 150, 1
+    print(
+        f"{len(EXPONENTS)} x {len(SEEDS)} grid, N = n = d = {args.size}, "
+        f"device={args.device}, torch threads={torch.get_num_threads()}"
+    )
+    X, y = make_single_index(2 * 60, 60, random_state=0)
+    stacked = fit_two_steps_stacked(cells(60, args.device, "float64"), X, y)
+    alone = sequential(cells(60, args.device, "float64"), X, y)
+    gap = max(
+        np.abs(a.first_layer_weights_[-1] - b.first_layer_weights_[-1]).max()
+        for a, b in zip(stacked, alone, strict=True)
+    )
+    print(f"max |W stacked - W sequential| (float64, N = 60) = {gap:.1e}")
+    if not gap <= 1e-10:
+        raise SystemExit("the stacked and sequential fits disagree")
+
+    X, y = make_single_index(2 * args.size, args.size, random_state=0)
+    X, y = X.astype(np.float32), y.astype(np.float32)
+    times = {"sequential": [], "stacked": []}
+    for _ in range(args.repeats):
+        for name, run in (
+            ("sequential", sequential),
+            ("stacked", fit_two_steps_stacked),
+        ):
+            grid = cells(args.size, args.device, "float32")
+            start = time.perf_counter()
+            run(grid, X, y)
+            if args.device.startswith("cuda"):
+                torch.cuda.synchronize()
+            times[name].append(time.perf_counter() - start)
+    reference = statistics.median(times["sequential"])
+    print(f"{'method':12s} {'median s':>9s} {'speed-up':>9s}")
+    for name, samples in times.items():
+        median = statistics.median(samples)
+        print(f"{name:12s} {median:9.3f} {reference / median:8.2f}x")
+    ratio = reference / statistics.median(times["stacked"])
+    print(
+        f"RESULT: stacked two-step grid {ratio:.2f}x faster than sequential "
+        f"({args.device})"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,211 @@
+"""Many two-step fits of one shape as one stacked computation.
+
+A grid over step-size exponents (and constants) and seeds fits
+:class:`TwoStepFeatureLearner` (or
+:class:`~sklearn_pt.feature_extraction.TwoStepFeatures`) clones on the same
+data. Each fit's gradient steps are two large products with the data; here
+the ``K`` first layers live in one ``(K, N, d)`` tensor and each step is one
+batched product for all of them, each model with its own batches (its own
+readout split and fresh halves) and its own step size: the same arithmetic
+as ``K`` separate fits, equal to rounding (tested). What follows the steps
+(the spectrum, the ridge readout) runs per fit, as in ``fit``. On a CPU the
+products dominate either way; the gain is on a GPU, where one stacked
+product keeps the device busy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from .._training import (
+    Callback,
+    DivergenceCheck,
+    PrintLog,
+    StackedStepper,
+    fit_loop,
+)
+from ..exceptions import DivergenceError
+from ..nn._activations import ACTIVATIONS
+from ..nn._two_layer import StackedTwoLayerNetwork
+from ._two_step import _check_step_params, _StepRecorder, check_features_finite
+
+__all__ = ["STACKED_LOSSES", "fit_two_steps_stacked"]
+
+_PER_FIT = ("step_size_exponents", "step_size_constants", "random_state")
+"""Parameters in which the stacked estimators may differ."""
+
+STACKED_LOSSES = {
+    "correlation": lambda outputs, y: -(outputs * y).mean(1),
+    "squared": lambda outputs, y: 0.5 * ((outputs - y) ** 2).mean(1),
+}
+"""The two-step losses, one value per stacked network: ``(K, n) -> (K,)``."""
+
+
+class _StackedStepRecorder(Callback):
+    """After each step, model by model: the overflow check of
+    :class:`_StepRecorder` (a failing model stops with its error) and a copy
+    of its ``W``."""
+
+    def __init__(self, module, activation, step_sizes):
+        self.module, self.activation = module, activation
+        self.step_sizes = step_sizes
+        self.weights = [[] for _ in step_sizes]
+
+    def on_iteration_end(self, loop, k, loss):
+        X_b = loop.stepper.schedule[loop.iteration - 1][0][k]
+        current = self.module.weight.detach()[k]
+        with torch.no_grad():
+            pre_activations = X_b @ current.T
+            features = self.activation(pre_activations)
+        try:
+            check_features_finite(
+                current,
+                pre_activations,
+                features,
+                where=f"Gradient step {loop.iteration} of {loop.max_iter}",
+                step_sizes=self.step_sizes[k],
+            )
+        except DivergenceError as error:
+            return error
+        self.weights[k].append(current.cpu().clone())
+        return None
+
+
+def fit_two_steps_stacked(estimators: Sequence, X, y) -> list:
+    """Fit every estimator on ``(X, y)``, the gradient steps of all at once.
+
+    Each estimator ends fitted as its own ``fit`` would leave it (the same
+    initialisation, readout split and fresh halves from its
+    ``random_state``, the same steps, ``first_layer_weights_``,
+    ``spectrum_``, the readout), to rounding.
+
+    Parameters
+    ----------
+    estimators : sequence of TwoStepFeatureLearner or TwoStepFeatures
+        Of one class, equal in every parameter but ``step_size_exponents``,
+        ``step_size_constants`` and ``random_state``.
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+
+    Returns
+    -------
+    list
+        Per estimator: the fitted estimator, or the
+        :class:`~sklearn_pt.exceptions.DivergenceError` its own fit would have
+        raised (that estimator is then left as it was; the others train on).
+
+    References
+    ----------
+    Moniri, Hassani (2026), "Feature Learning in Linear-Width Two-Layer
+    Networks After Two Gradient Steps".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_pt.datasets import make_single_index
+    >>> from sklearn_pt.neural_network import TwoStepFeatureLearner
+    >>> from sklearn_pt.neural_network._two_step_stacked import (
+    ...     fit_two_steps_stacked)
+    >>> X, y = make_single_index(200, 20, random_state=0)
+    >>> grid = [TwoStepFeatureLearner(hidden_layer_sizes=30, random_state=seed,
+    ...                               step_size_exponents=(a, a), dtype="float64")
+    ...         for a in (0.0, 0.3) for seed in (0, 1)]
+    >>> fitted = fit_two_steps_stacked(grid, X, y)
+    >>> alone = TwoStepFeatureLearner(hidden_layer_sizes=30, random_state=1,
+    ...     step_size_exponents=(0.3, 0.3), dtype="float64").fit(X, y)
+    >>> bool(np.allclose(fitted[3].predict(X), alone.predict(X), rtol=1e-9))
+    True
+    """
+    estimators = list(estimators)
+    _check_stackable(estimators)
+    saved = [dict(estimator.__dict__) for estimator in estimators]
+    try:
+        return _fit(estimators, X, y, saved)
+    except BaseException:
+        for estimator, state in zip(estimators, saved, strict=True):
+            _restore(estimator, state)
+        raise
+
+
+def _check_stackable(estimators) -> None:
+    if not estimators:
+        raise ValueError("fit_two_steps_stacked needs at least one estimator.")
+    template = estimators[0]
+    shared = {k: v for k, v in template.get_params().items() if k not in _PER_FIT}
+    for estimator in estimators:
+        params = estimator.get_params()
+        if type(estimator) is not type(template) or any(
+            params[k] != v for k, v in shared.items()
+        ):
+            raise ValueError(
+                "Cannot stack these fits: the estimators differ in their class or "
+                f"in a parameter other than {', '.join(_PER_FIT)}."
+            )
+
+
+def _restore(estimator, state) -> None:
+    estimator.__dict__.clear()
+    estimator.__dict__.update(state)
+
+
+def _fit(estimators, X, y, saved) -> list:
+    plans = [estimator.plan_fit(X, y) for estimator in estimators]
+    template = estimators[0]
+    n_models, n_steps = len(plans), template.n_steps
+    outcomes = [plan.run() for plan in plans] if n_steps == 0 else None
+    if outcomes is None:
+        schedules = [plan.stepper_params["schedule"] for plan in plans]
+        schedule = [
+            (
+                torch.stack([s[i][0] for s in schedules]),
+                torch.stack([s[i][1] for s in schedules]),
+                [s[i][2] for s in schedules],
+            )
+            for i in range(n_steps)
+        ]
+        feature_maps = [plan.module.feature_map for plan in plans]
+        activation = feature_maps[0].activation
+        module = StackedTwoLayerNetwork(
+            torch.stack([f.weight.detach() for f in feature_maps]),
+            torch.stack([plan.module.readout for plan in plans]),
+            activation,
+            STACKED_LOSSES[template.loss],
+        )
+        stepper = StackedStepper(
+            module,
+            *schedule[0][:2],
+            solver="gd",
+            generators=[None] * n_models,  # full batches: no row order
+            per_model_data=True,
+            schedule=schedule,
+        )
+        recorder = _StackedStepRecorder(
+            module,
+            ACTIVATIONS[activation],
+            [_check_step_params(estimator)[1] for estimator in estimators],
+        )
+        check = DivergenceCheck("step_size_constants", relative=False, final=False)
+        log = [PrintLog()] if template.verbose else []
+        outcomes = fit_loop(
+            stepper, max_iter=n_steps, callbacks=[check, *log, recorder]
+        )
+        for k, plan in enumerate(plans):
+            with torch.no_grad():
+                plan.module.feature_map.weight.copy_(module.weight[k])
+            steps = next(c for c in plan.callbacks if isinstance(c, _StepRecorder))
+            steps.weights = recorder.weights[k]
+    fitted = []
+    for estimator, plan, outcome, state in zip(
+        estimators, plans, outcomes, saved, strict=True
+    ):
+        if not isinstance(outcome, DivergenceError):
+            try:
+                fitted.append(plan.complete(outcome))
+                continue
+            except DivergenceError as error:  # the readout split overflowed
+                outcome = error
+        _restore(estimator, state)
+        fitted.append(outcome)
+    return fitted
