@@ -178,20 +178,10 @@ default="gelu"
         return plan.complete(plan.run())
 
     def plan_fit(self, X, y) -> FitPlan:
-        """Validate ``(X, y)`` and build what :meth:`fit` trains, untrained.
-
-        The protocol of every torch-backed estimator (``fit`` is
-        ``plan.complete(plan.run())``).
-
-        Parameters
-        ----------
-        X, y
-            As for :meth:`fit`.
-
-        Returns
-        -------
-        FitPlan
-        """
+        """Validate ``(X, y)`` and plan :meth:`fit`'s gradient steps, the
+        protocol of :meth:`TwoStepFeatureLearner.plan_fit
+        <sklearn_pt.neural_network.TwoStepFeatureLearner.plan_fit>`;
+        completing the plan keeps the learned feature map."""
         self._validate_params()
         X, y = validate_input(
             validate_data, self, X, y, y_numeric=True, dtype=[np.float64, np.float32]
