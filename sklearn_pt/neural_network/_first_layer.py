@@ -32,6 +32,7 @@ from .._engine import DeviceString, as_tensor, predict_numpy
 from .._training import (
     Callback,
     DivergenceCheck,
+    EvalSetRecorder,
     FirstOrderStepper,
     FitPlan,
     LossHistory,
@@ -415,7 +416,10 @@ default="ones"
         the training-loss history, whose ``fitted_history()`` make
         ``history_``."""
         callbacks = [DivergenceCheck(), *([PrintLog()] if self.verbose else [])]
-        callbacks.append(_Recorder(module, test, directions))
+        if test is not None:
+            callbacks.append(EvalSetRecorder(module, *test))
+        if directions is not None:
+            callbacks.append(_OverlapRecorder(module, directions))
         if self.hessian_every is not None:
             if self.hessian_k >= module.weight.numel():
                 raise ValueError(
@@ -535,16 +539,17 @@ default="ones"
         return tags
 
 
-class _Recorder(Callback):
-    """Test loss and overlap of the network before training and after each
-    iteration."""
+class _OverlapRecorder(Callback):
+    """The overlap of the first-layer weights with the latent directions,
+    before training and after each iteration."""
 
-    def __init__(self, module, test, directions):
-        self.module = module
-        self.test = test
-        self.directions = directions
-        self.test_loss: list[float] = []
+    def __init__(self, module, directions):
+        self.module, self.directions = module, directions
         self.overlap: list[float] = []
+
+    def record(self) -> None:
+        weight = self.module.weight.detach().cpu().numpy()
+        self.overlap.append(neuron_overlap(weight, self.directions))
 
     def on_train_begin(self, loop) -> None:
         self.record()
@@ -552,23 +557,8 @@ class _Recorder(Callback):
     def on_iteration_end(self, loop, k, loss):
         self.record()
 
-    def record(self) -> None:
-        if self.test is not None:
-            X_test, y_test = self.test
-            with torch.no_grad():
-                value = 0.5 * torch.mean((self.module(X_test) - y_test) ** 2)
-            self.test_loss.append(float(value))
-        if self.directions is not None:
-            weight = self.module.weight.detach().cpu().numpy()
-            self.overlap.append(neuron_overlap(weight, self.directions))
-
     def fitted_history(self) -> dict:
-        history = {}
-        if self.test is not None:
-            history["test_loss"] = np.array(self.test_loss)
-        if self.directions is not None:
-            history["overlap"] = np.array(self.overlap)
-        return history
+        return {"overlap": np.array(self.overlap)}
 
 
 class _HessianHistory(HessianMonitor):
