@@ -292,6 +292,10 @@ class LossHistory(Callback):
         self.final = loop.stepper.current_losses()
         self.results = loop.results
 
+    def adopt(self, other: LossHistory, k: int) -> None:
+        """Take model ``k`` of another (stacked) run as this one's model 0."""
+        self.final, self.results = other.final[k : k + 1], other.results[k : k + 1]
+
     def fitted_history(self, k: int = 0) -> dict:
         result = self.results[k]
         return {

@@ -16,23 +16,13 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from .._base import validate_input
-from .._compat import validate_data
-from .._engine import as_tensor
 from .._training import DivergenceCheck, LossHistory, StackedStepper, fit_loop
 from ..exceptions import DivergenceError
-from ..nn import FirstLayerNetwork
 from ..nn._first_layer import StackedFirstLayerNetwork
-from ._first_layer import (
-    ACTIVATIONS,
-    FirstLayerGDRegressor,
-    _second_layer,
-    width_and_learning_rate,
-)
+from ._first_layer import FirstLayerGDRegressor
 
 __all__ = ["fit_stacked", "stacked_fit_unsupported_reason"]
 
-DTYPES = [np.float64, np.float32]
 _PER_FIT = ("random_state",)
 """Parameters in which the stacked estimators may differ."""
 
@@ -40,7 +30,7 @@ _PER_FIT = ("random_state",)
 def stacked_fit_unsupported_reason(estimator) -> str | None:
     """Why ``estimator``'s fits cannot be stacked by :func:`fit_stacked`, or
     None when they can."""
-    if type(estimator) is not FirstLayerGDRegressor:
+    if not isinstance(estimator, FirstLayerGDRegressor):
         return f"{type(estimator).__name__} is not a FirstLayerGDRegressor"
     if not (isinstance(estimator.init, str) and estimator.init == "random"):
         return "init is not 'random'"
@@ -95,51 +85,39 @@ def fit_stacked(
     if len(datasets) != len(estimators):
         raise ValueError("Pass one (X, y) per estimator.")
 
-    width, rate = width_and_learning_rate(template)
-    weights, inputs, targets = [], [], []
-    for estimator, (X, y) in zip(estimators, datasets, strict=True):
-        X, y = validate_input(
-            validate_data, estimator, X, y, y_numeric=True, dtype=DTYPES
-        )
-        device, dtype, generator = estimator._torch_context()
-        weights.append(estimator._initial_weight(X, y, width, generator))
-        inputs.append(X)
-        targets.append(y)
-    if len({X.shape for X in inputs}) != 1:
+    plans = [
+        estimator.plan_fit(X, y)
+        for estimator, (X, y) in zip(estimators, datasets, strict=True)
+    ]
+    if len({plan.X.shape for plan in plans}) != 1:
         raise ValueError("Cannot stack these fits: the data sets differ in shape.")
-
-    activation = ACTIVATIONS[template.activation]
-    second_layer = _second_layer(template.second_layer, width)
-    a = torch.as_tensor(second_layer, dtype=dtype, device=device)
-    X_t = as_tensor(np.stack(inputs), device=device, dtype=dtype)
-    y_t = as_tensor(np.stack(targets), device=device, dtype=dtype)
-    W = torch.as_tensor(np.stack(weights), dtype=dtype, device=device)
-
-    module = StackedFirstLayerNetwork(W, a, activation)
+    first = plans[0].module
+    module = StackedFirstLayerNetwork(
+        torch.stack([plan.module.weight.detach() for plan in plans]),
+        first.second_layer,
+        first.activation,
+    )
     stepper = StackedStepper(
         module,
-        X_t,
-        y_t,
-        solver="gd",
-        learning_rate=rate,
-        generators=[None] * len(estimators),  # full batch: no row order
+        torch.stack([plan.X for plan in plans]),
+        torch.stack([plan.y for plan in plans]),
+        generators=[None] * len(plans),  # full batch: no row order
         per_model_data=True,
+        **plans[0].stepper_params,
     )
     history = LossHistory()
     outcomes = fit_loop(
-        stepper, max_iter=template.max_iter, callbacks=[DivergenceCheck(), history]
+        stepper, max_iter=plans[0].max_iter, callbacks=[DivergenceCheck(), history]
     )
     fitted = []
-    for k, (estimator, outcome) in enumerate(zip(estimators, outcomes, strict=True)):
+    for k, (plan, outcome) in enumerate(zip(plans, outcomes, strict=True)):
         if isinstance(outcome, DivergenceError):
             fitted.append(outcome)
             continue
-        network = FirstLayerNetwork(
-            module.weight[k].detach().clone(), a.clone(), activation
-        )
-        fitted.append(
-            estimator._set_fitted(
-                network, second_layer, history.fitted_history(k), outcome, device
-            )
-        )
+        with torch.no_grad():
+            plan.module.weight.copy_(module.weight[k])
+        for callback in plan.callbacks:
+            if isinstance(callback, LossHistory):
+                callback.adopt(history, k)
+        fitted.append(plan.complete(outcome))
     return fitted
