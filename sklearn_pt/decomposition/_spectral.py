@@ -304,7 +304,8 @@ default="optimal"
         -------
         float
             ``|<v, theta>| / |theta|`` for one direction on each side; in
-            general :func:`subspace_overlap` of ``directions_`` and ``theta``.
+            general :func:`~sklearn_pt.metrics.subspace_overlap` of
+            ``directions_`` and ``theta``.
         """
         check_is_fitted(self)
         theta = check_array(theta, ensure_2d=False, dtype=np.float64)
