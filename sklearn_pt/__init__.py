@@ -20,6 +20,8 @@ decomposition
     transformer estimating directions; ``linear_model`` until 0.1).
 spectral
     Weight and Hessian spectra.
+metrics
+    Overlaps of learned directions with the true ones.
 model_selection
     Sweeps over the trainable proportion and the sample ratio, and their
     displays.
