@@ -33,7 +33,7 @@ from .._training import (
     half_squared_error,
 )
 from ..exceptions import DivergenceError
-from ..nn import TwoLayerNetwork
+from ..nn import FeatureMap, TwoLayerNetwork  # noqa: F401 (FeatureMap: older pickles name it here)
 from ..spectral import WeightSpectrum
 
 __all__ = ["TwoStepFeatureLearner"]
