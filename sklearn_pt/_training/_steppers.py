@@ -476,7 +476,9 @@ class StackedStepper(Stepper):
     * optionally ``squared_error_gradients_(x, y, weight_decay=)``: the
       losses of ``stacked_losses`` with the gradients of loss plus penalty
       written into ``.grad`` by a hand-derived backward pass (used unless
-      ``gradients="autograd"``).
+      ``gradients="autograd"``), and ``make_workspace()``, the reusable
+      buffers of that pass, which the stepper keeps and passes as
+      ``workspace=``.
 
     Parameters
     ----------
@@ -541,6 +543,13 @@ class StackedStepper(Stepper):
         self.weight_decay = alpha / n_samples
         manual = hasattr(module, "squared_error_gradients_")
         self.manual = manual if gradients == "auto" else gradients == "manual"
+        # The hand-derived pass's reusable buffers, kept here (not in the
+        # module) for the whole fit, when the module has any.
+        self._gradient_keywords = (
+            {"workspace": module.make_workspace()}
+            if self.manual and hasattr(module, "make_workspace")
+            else {}
+        )
         # Weight decay is added to the gradients: one parameter group.
         groups = [{"params": [p for p in module.parameters() if p.requires_grad]}]
         self.optimizer = make_optimizer(groups, solver, self._optimizer_rate)
@@ -598,7 +607,10 @@ class StackedStepper(Stepper):
     def _take_step(self, inputs, targets) -> torch.Tensor:
         if self.manual:
             losses = self.module.squared_error_gradients_(
-                inputs, targets, weight_decay=self.weight_decay
+                inputs,
+                targets,
+                weight_decay=self.weight_decay,
+                **self._gradient_keywords,
             )
         else:
             self.optimizer.zero_grad()

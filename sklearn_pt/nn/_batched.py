@@ -32,7 +32,7 @@ from torch import nn
 
 from ._partial import PartiallyTrainableMLP
 
-__all__ = ["BatchedPartiallyTrainableMLP", "append_ones"]
+__all__ = ["BatchedPartiallyTrainableMLP", "Workspace", "append_ones"]
 
 
 class BatchedPartiallyTrainableMLP(nn.Module):
@@ -128,8 +128,6 @@ class BatchedPartiallyTrainableMLP(nn.Module):
             mask = torch.as_tensor(mask, dtype=torch.bool, device=readout_bias.device)
             self.register_buffer(f"trainable_mask_{depth}", mask)
         self._n_layers = len(hidden_weights)
-        self._workspace: dict[str, torch.Tensor] = {}
-        self._scratch_views: dict[tuple, torch.Tensor] = {}
         self._views: _StepViews | None = None
         # Whether some network trains layer l (the masks are fixed).
         self._layer_trains = [bool(mask.any()) for mask in self.trainable_masks]
@@ -223,6 +221,7 @@ class BatchedPartiallyTrainableMLP(nn.Module):
         *,
         weight_decay: float = 0.0,
         max_elements: int = 2**22,
+        workspace: Workspace | None = None,
     ) -> torch.Tensor:
         """Each network's loss ``0.5 * mean((f_k(x[k]) - y[k]) ** 2)``, with
         the gradient of ``loss + 0.5 * weight_decay * ||W||^2`` written into
@@ -250,12 +249,16 @@ class BatchedPartiallyTrainableMLP(nn.Module):
             L2 penalty coefficient added to the weight gradients.
         max_elements : int, default=2**22
             Hidden activations held at once (per layer), in elements.
+        workspace : Workspace, optional
+            The reusable buffers of the activations (the training loop keeps
+            one, :meth:`make_workspace`); a fresh one when None.
 
         Returns
         -------
         Tensor of shape (K,)
             The losses (without the weight penalty).
         """
+        workspace = Workspace() if workspace is None else workspace
         n_models, n_rows, n_outputs = y.shape
         views = self._step_views()
         params = [*views.layers, self.readout]
@@ -272,7 +275,7 @@ class BatchedPartiallyTrainableMLP(nn.Module):
         for start in range(0, n_rows, chunk):
             rows = slice(start, start + chunk)
             x_rows, y_rows = (x[:, rows], y[:, rows]) if chunk < n_rows else (x, y)
-            activations = self._hidden_activations(x_rows, views)
+            activations = self._hidden_activations(x_rows, views, workspace)
             residual = torch.baddbmm(
                 views.readout_bias, activations[-1], views.readout_weight.mT
             ).sub_(y_rows)
@@ -280,11 +283,11 @@ class BatchedPartiallyTrainableMLP(nn.Module):
             residual.mul_(scale)
             views.readout_grad_bias.add_(residual.sum(1))
             if top_layer_only:
-                self._top_layer_gradients(activations, residual, views)
+                self._top_layer_gradients(activations, residual, views, workspace)
                 continue
             views.readout_grad_weight.baddbmm_(residual.mT, activations[-1])
             if lowest is not None:
-                self._backpropagate(activations, residual, views, lowest)
+                self._backpropagate(activations, residual, views, lowest, workspace)
         if weight_decay:
             self.add_weight_decay_(weight_decay)
         return squared_errors.mul_(0.5 * scale)
@@ -324,7 +327,13 @@ class BatchedPartiallyTrainableMLP(nn.Module):
         self.readout.grad[:, :, :-1].add_(views.readout_weight, alpha=weight_decay)
 
     @torch.no_grad()
-    def predict(self, x: torch.Tensor, *, max_elements: int = 2**22) -> torch.Tensor:
+    def predict(
+        self,
+        x: torch.Tensor,
+        *,
+        max_elements: int = 2**22,
+        workspace: Workspace | None = None,
+    ) -> torch.Tensor:
         """Outputs ``(K, n, n_outputs)`` of network ``k`` on ``x[k]``, without
         autograd: what :meth:`forward` computes, in the reusable buffers of
         the training step and at most about ``max_elements`` hidden
@@ -343,13 +352,14 @@ class BatchedPartiallyTrainableMLP(nn.Module):
         -------
         Tensor of shape (K, n, n_outputs)
         """
+        workspace = Workspace() if workspace is None else workspace
         n_models, n_rows = x.shape[:2]
         views = self._step_views()
         outputs = x.new_empty((n_models, n_rows, self.readout.shape[1]))
         chunk = self._chunk_rows(n_models, n_rows, max_elements)
         for start in range(0, n_rows, chunk):
             rows = slice(start, start + chunk)
-            hidden = self._hidden_activations(x[:, rows], views)[-1]
+            hidden = self._hidden_activations(x[:, rows], views, workspace)[-1]
             outputs[:, rows] = torch.baddbmm(
                 views.readout_bias, hidden, views.readout_weight.mT
             )
@@ -392,12 +402,16 @@ class BatchedPartiallyTrainableMLP(nn.Module):
             )
         return views
 
-    def _hidden_activations(self, x: torch.Tensor, views) -> list[torch.Tensor]:
+    def _hidden_activations(
+        self, x: torch.Tensor, views, workspace: Workspace
+    ) -> list[torch.Tensor]:
         """``[x, h_1, ..., h_L]``, the hidden layers in reusable buffers; ``x``
         carries a column of ones, so the first layer is one product."""
         activations = [x]
         for depth, layer in enumerate(views.layers):
-            hidden = self._scratch(f"hidden_{depth}", (*x.shape[:2], layer.shape[2]))
+            hidden = workspace.buffer(
+                f"hidden_{depth}", (*x.shape[:2], layer.shape[2]), like=self.readout
+            )
             if depth == 0:
                 torch.bmm(x, layer, out=hidden)
             else:
@@ -406,9 +420,11 @@ class BatchedPartiallyTrainableMLP(nn.Module):
             activations.append(hidden.clamp_min_(0.0))
         return activations
 
-    def _backpropagate(self, activations, residual, views, lowest) -> None:
+    def _backpropagate(self, activations, residual, views, lowest, workspace) -> None:
         """Add the hidden layers' gradients, from the top down to ``lowest``."""
-        upstream = self._scratch("upstream_0", activations[-1].shape)
+        upstream = workspace.buffer(
+            "upstream_0", activations[-1].shape, like=self.readout
+        )
         if residual.shape[2] == 1:  # an outer product, faster than a bmm over 1
             torch.mul(residual, views.readout_weight, out=upstream)
         else:
@@ -425,10 +441,12 @@ class BatchedPartiallyTrainableMLP(nn.Module):
                 grad[:, :-1].baddbmm_(inputs.mT, upstream)
                 grad[:, -1] += upstream.sum(1)
             if depth > lowest:
-                below = self._scratch(f"upstream_{depth % 2 + 1}", inputs.shape)
+                below = workspace.buffer(
+                    f"upstream_{depth % 2 + 1}", inputs.shape, like=self.readout
+                )
                 upstream = torch.bmm(upstream, views.weights[depth].mT, out=below)
 
-    def _top_layer_gradients(self, activations, residual, views) -> None:
+    def _top_layer_gradients(self, activations, residual, views, workspace) -> None:
         """Add the gradients of the last hidden layer and of the readout, for
         one output, from one product.
 
@@ -444,40 +462,27 @@ class BatchedPartiallyTrainableMLP(nn.Module):
         hidden, inputs = activations[-1], activations[-2]
         layer = views.layers[-1]
         on = hidden.gt_(0.0)  # in place: h is not needed after the residual
-        lhs = self._scratch("scaled_inputs", (*inputs.shape[:2], layer.shape[1]))
+        lhs = workspace.buffer(
+            "scaled_inputs", (*inputs.shape[:2], layer.shape[1]), like=self.readout
+        )
         if self._n_layers == 1:  # the inputs carry their column of ones
             torch.mul(inputs, residual, out=lhs)
         else:
             torch.mul(inputs, residual, out=lhs[:, :, :-1])
             lhs[:, :, -1:] = residual
-        product = self._scratch("top_product", layer.shape)
+        product = workspace.buffer("top_product", layer.shape, like=self.readout)
         torch.bmm(lhs.mT, on, out=product)
-        contributions = self._scratch("top_contributions", layer.shape)
+        contributions = workspace.buffer(
+            "top_contributions", layer.shape, like=self.readout
+        )
         torch.mul(product, layer, out=contributions)
         views.readout_grad_weight.add_(contributions.sum(1, keepdim=True))
         views.grads[-1].addcmul_(product, views.readout_weight)
 
-    def _scratch(self, name: str, shape: tuple[int, ...]) -> torch.Tensor:
-        """A reusable buffer viewed as ``shape`` (contents undefined).
-
-        Allocating the large activation tensors afresh at every step costs
-        more than the products that fill them (page faults), so they live in
-        flat buffers that grow to the largest size requested.
-        """
-        view = self._scratch_views.get((name, shape))
-        if view is not None:
-            return view
-        numel = math.prod(shape)
-        flat = self._workspace.get(name)
-        if flat is None or flat.numel() < numel:
-            reference = self.readout
-            flat = torch.empty(numel, dtype=reference.dtype, device=reference.device)
-            self._workspace[name] = flat
-            self._scratch_views = {
-                key: view for key, view in self._scratch_views.items() if key[0] != name
-            }
-        view = self._scratch_views[name, shape] = flat[:numel].view(shape)
-        return view
+    def make_workspace(self) -> Workspace:
+        """The reusable buffers of :meth:`squared_error_gradients_`, for a
+        training loop to keep (the stacked stepper does)."""
+        return Workspace()
 
     def squared_weight_norms(self) -> torch.Tensor:
         """Per network, ``||W||^2`` over the weights of its trainable neurons.
@@ -524,6 +529,35 @@ class BatchedPartiallyTrainableMLP(nn.Module):
                 layer.bias_trainable.copy_(bias[k][index])
             module.readout.weight.copy_(self.readout_weight[k])
             module.readout.bias.copy_(self.readout_bias[k])
+
+
+class Workspace:
+    """Reusable buffers, each viewed as the shape asked (contents undefined).
+
+    Allocating the large activation tensors afresh at every step costs more
+    than the products that fill them (page faults), so they live in flat
+    buffers that grow to the largest size requested. The training loop owns
+    one (training state stays out of the module).
+    """
+
+    def __init__(self) -> None:
+        self._flat: dict[str, torch.Tensor] = {}
+        self._views: dict[tuple, torch.Tensor] = {}
+
+    def buffer(self, name: str, shape: tuple[int, ...], *, like: torch.Tensor):
+        """The buffer ``name`` viewed as ``shape``, in ``like``'s dtype and
+        on its device."""
+        view = self._views.get((name, shape))
+        if view is not None:
+            return view
+        numel = math.prod(shape)
+        flat = self._flat.get(name)
+        if flat is None or flat.numel() < numel:
+            flat = torch.empty(numel, dtype=like.dtype, device=like.device)
+            self._flat[name] = flat
+            self._views = {key: v for key, v in self._views.items() if key[0] != name}
+        view = self._views[name, shape] = flat[:numel].view(shape)
+        return view
 
 
 class _StepViews(NamedTuple):
