@@ -176,7 +176,9 @@ class PartiallyTrainableLinear(nn.Module):
 
     @property
     def weight(self) -> torch.Tensor:
-        """The current full weight, trainable and frozen rows together."""
+        """The current full weight, trainable and frozen rows together: a
+        read-only copy (the parameters are ``weight_trainable`` and
+        ``bias_trainable``; edit those, or ``frozen_weight`` for the rest)."""
         with torch.no_grad():
             return self._full()[0].clone()
 
