@@ -34,6 +34,7 @@ from .._training import (
 )
 from ..exceptions import DivergenceError
 from ..nn import FeatureMap, TwoLayerNetwork  # noqa: F401 (FeatureMap: older pickles name it here)
+from ..nn._activations import ACTIVATIONS
 from ..spectral import WeightSpectrum
 
 __all__ = ["TwoStepFeatureLearner"]
@@ -183,19 +184,28 @@ class _StepRecorder(Callback):
         self.weights: list[torch.Tensor] = []
 
     def on_iteration_end(self, loop, k, loss):
-        X_b = loop.stepper.schedule[loop.iteration - 1][0]
-        current = self.network.feature_map.weight.detach()
-        with torch.no_grad():
-            pre_activations = X_b @ current.T
-            features = self.network.feature_map(X_b)
-        check_features_finite(
+        feature_map = self.network.feature_map
+        current = feature_map.weight.detach()
+        check_step(
             current,
-            pre_activations,
-            features,
+            loop.stepper.schedule[loop.iteration - 1][0],
+            feature_map.activation,
             where=f"Gradient step {loop.iteration} of {loop.max_iter}",
             step_sizes=self.step_sizes,
         )
         self.weights.append(current.cpu().clone())
+
+
+def check_step(weight, X_b, activation: str, *, where: str, step_sizes) -> None:
+    """:func:`check_features_finite` on the weights after a gradient step,
+    their pre-activations ``X_b W^T`` on the step's batch (computed once) and
+    the features ``sigma`` of those."""
+    with torch.no_grad():
+        pre_activations = X_b @ weight.T
+        features = ACTIVATIONS[activation](pre_activations)
+    check_features_finite(
+        weight, pre_activations, features, where=where, step_sizes=step_sizes
+    )
 
 
 RIDGE_ALPHAS = np.logspace(-2, 5, 15)

@@ -27,9 +27,8 @@ from .._training import (
     fit_loop,
 )
 from ..exceptions import DivergenceError
-from ..nn._activations import ACTIVATIONS
 from ..nn._two_layer import StackedTwoLayerNetwork
-from ._two_step import _check_step_params, _StepRecorder, check_features_finite
+from ._two_step import _check_step_params, _StepRecorder, check_step
 
 __all__ = ["STACKED_LOSSES", "fit_two_steps_stacked"]
 
@@ -48,22 +47,18 @@ class _StackedStepRecorder(Callback):
     :class:`_StepRecorder` (a failing model stops with its error) and a copy
     of its ``W``."""
 
-    def __init__(self, module, activation, step_sizes):
+    def __init__(self, module, activation: str, step_sizes):
         self.module, self.activation = module, activation
         self.step_sizes = step_sizes
         self.weights = [[] for _ in step_sizes]
 
     def on_iteration_end(self, loop, k, loss):
-        X_b = loop.stepper.schedule[loop.iteration - 1][0][k]
         current = self.module.weight.detach()[k]
-        with torch.no_grad():
-            pre_activations = X_b @ current.T
-            features = self.activation(pre_activations)
         try:
-            check_features_finite(
+            check_step(
                 current,
-                pre_activations,
-                features,
+                loop.stepper.schedule[loop.iteration - 1][0][k],
+                self.activation,
                 where=f"Gradient step {loop.iteration} of {loop.max_iter}",
                 step_sizes=self.step_sizes[k],
             )
@@ -99,7 +94,7 @@ def fit_two_steps_stacked(estimators: Sequence, X, y) -> list:
     References
     ----------
     Moniri, Hassani (2026), "Feature Learning in Linear-Width Two-Layer
-    Networks After Two Gradient Steps".
+    Networks: Two vs. One Step of Gradient Descent".
 
     Examples
     --------
@@ -183,7 +178,7 @@ def _fit(estimators, X, y, saved) -> list:
         )
         recorder = _StackedStepRecorder(
             module,
-            ACTIVATIONS[activation],
+            activation,
             [_check_step_params(estimator)[1] for estimator in estimators],
         )
         check = DivergenceCheck("step_size_constants", relative=False, final=False)
