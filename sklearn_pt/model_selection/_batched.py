@@ -49,7 +49,6 @@ from .._engine import as_tensor
 from .._progress import progress_bar, quiet_fit, warn_convergence
 from .._training import (
     FIRST_ORDER_SOLVERS,
-    DivergenceCheck,
     StackedStepper,
     TrainingResult,
     default_callbacks,
@@ -140,7 +139,6 @@ def train_batched(
     y: torch.Tensor,
     *,
     generators: Sequence[torch.Generator],
-    initial_losses: Sequence[float] | None = None,
     max_iter: int = 200,
     callbacks: Sequence | None = None,
     solver: str = "adam",
@@ -165,9 +163,6 @@ def train_batched(
     generators : sequence of K torch.Generator
         Network ``k``'s CPU generator for its mini-batch order (in the state
         ``train_module`` would receive it).
-    initial_losses : sequence of K float, optional
-        Network ``k``'s loss at initialisation, the reference of the
-        divergence checks (computed on the first 8,192 rows when None).
     max_iter : int, default=200
     callbacks : sequence of Callback, optional
         Default: :func:`~sklearn_pt._training.default_callbacks`.
@@ -202,10 +197,6 @@ def train_batched(
     )
     if callbacks is None:
         callbacks = default_callbacks()
-    if initial_losses is not None:
-        for callback in callbacks:
-            if isinstance(callback, DivergenceCheck):
-                callback.initial_losses = initial_losses
     return fit_loop(stepper, max_iter=max_iter, callbacks=callbacks)
 
 

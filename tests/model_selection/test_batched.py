@@ -11,7 +11,13 @@ from sklearn.model_selection import KFold
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from sklearn_pt._training import StackedStepper, default_callbacks, initial_loss
+from sklearn_pt._training import (
+    DivergenceCheck,
+    EarlyStopping,
+    MaxIterWarning,
+    StackedStepper,
+    initial_loss,
+)
 from sklearn_pt.exceptions import ConvergenceWarning, DivergenceError
 from sklearn_pt.model_selection import proportion_curve
 from sklearn_pt.model_selection._batched import (
@@ -198,11 +204,10 @@ def test_frozen_rows_stay_bitwise_fixed():
         X_t,
         y_t,
         generators=[torch.Generator().manual_seed(k) for k in range(2)],
-        initial_losses=[1.0, 1.0],
         alpha=10.0,
         learning_rate_init=0.1,
         max_iter=5,
-        callbacks=default_callbacks(tol=0.0),
+        callbacks=[DivergenceCheck(initial_losses=[1.0, 1.0]), *_stopping(tol=0.0)],
     )
     assert [o.n_iter for o in outcomes] == [5, 5]
     for weight, start, mask in zip(
@@ -438,3 +443,8 @@ def test_batched_sweep_on_gpu_equals_sequential():
     fitted = fit_batched([clone(reg)], X, y)[0]
     assert fitted.device_.type == "cuda"
     assert all(p.device.type == "cuda" for p in fitted.module_.parameters())
+
+
+def _stopping(**kwargs):
+    stopping = EarlyStopping(**kwargs)
+    return [stopping, MaxIterWarning(stopping)]
