@@ -498,7 +498,8 @@ class StackedStepper(Stepper):
     generators : sequence of K torch.Generator
         Model ``k``'s generator of its mini-batch orders.
     per_model_data : bool, default=False
-        Whether ``X`` and ``y`` hold one data set per model.
+        Whether ``X`` and ``y`` hold one data set per model (full-batch
+        steps only: every such sweep takes them).
     gradients : {"auto", "manual", "autograd"}, default="auto"
         ``"auto"`` uses the module's hand-derived backward pass when it has
         one.
@@ -562,6 +563,11 @@ class StackedStepper(Stepper):
             device=X.device,
             dtype=X.dtype,
         )
+        if per_model_data and not self.plan.full_batch:
+            raise ValueError(
+                "Stacked training on one data set per model takes full-batch "
+                "steps (solver='gd'); got mini-batches."
+            )
         self._outputs = None
         masks = module.update_masks() if hasattr(module, "update_masks") else []
         self.fixed = FixedEntries(groups[0]["params"], masks, self.n_models)
@@ -590,11 +596,9 @@ class StackedStepper(Stepper):
             return data
         return data.expand(self.n_models, *data.shape)
 
-    def _gather(self, data: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-        """Model ``k``'s rows ``index[k]``, ``(K, batch, ...)``."""
-        if self.per_model_data:
-            models = torch.arange(self.n_models, device=index.device)[:, None]
-            return data[models, index]
+    @staticmethod
+    def _gather(data: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+        """The shared rows ``index[k]`` for each model, ``(K, batch, ...)``."""
         return data.index_select(0, index.reshape(-1)).view(
             *index.shape, *data.shape[1:]
         )

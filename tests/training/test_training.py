@@ -322,3 +322,17 @@ def test_eval_set_recorder_records_before_and_after_each_iteration():
     values = recorder.fitted_history()["test_loss"]
     assert values.shape == (5,) and values[0] == pytest.approx(start)
     assert values[-1] < values[0]
+
+
+def test_stacked_stepper_takes_per_model_data_in_full_batches_only():
+    X = torch.zeros(3, 20, 5, dtype=torch.float64)
+    with pytest.raises(ValueError, match="full-batch"):
+        StackedStepper(
+            stacked_networks(),
+            X,
+            X[..., :2],
+            solver="adam",
+            batch_size=4,
+            generators=[None] * 3,
+            per_model_data=True,
+        )
