@@ -31,6 +31,7 @@ from ._objective import (
     EpochPlan,
     ToleranceRule,
     half_squared_error,
+    initial_loss,
     penalty,
 )
 
@@ -137,9 +138,7 @@ class _ModuleStepper(Stepper):
         self.decayed = [p for p in self.trainable if p.ndim >= 2]
 
     def initial_losses(self) -> list[float]:
-        rows = slice(0, INITIAL_LOSS_ROWS)
-        with torch.no_grad():
-            return [float(self.loss(self.module(self.X[rows]), self.y[rows]))]
+        return [initial_loss(self.module, self.X, self.y, self.loss)]
 
     def first_rows_and_outputs(self, k: int = 0):
         rows = self.X[:INITIAL_LOSS_ROWS]

@@ -112,10 +112,8 @@ class _StandardisedTarget(np.ndarray):
 
     ``offset`` and ``scale`` (one value per output) give the raw targets as
     ``self * scale + offset``. :meth:`PartiallyTrainableRegressor._set_fitted`
-    folds that map into the readout; the batched sweep of
-    :mod:`sklearn_pt.model_selection` passes the array returned by
-    ``_validate_training_data`` to each estimator's ``_set_fitted``, so it
-    trains on the same standardised targets and folds the same map.
+    folds that map into the readout (when a fit plan completes, also in the
+    batched sweep of :mod:`sklearn_pt.model_selection`).
     """
 
     offset: np.ndarray
@@ -532,8 +530,9 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
 
     def _stepper_params(self) -> dict:
         """The parameters of one training iteration, as keywords of
-        :func:`~sklearn_pt._training.make_stepper`; the batched sweep gives
-        the same ones to its stacked stepper."""
+        :func:`~sklearn_pt._training.make_stepper` (a fit plan's
+        ``stepper_params``, which the batched sweep gives its stacked
+        stepper)."""
         return {
             "solver": self.solver,
             "learning_rate_init": self.learning_rate_init,
@@ -543,9 +542,10 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         }
 
     def _callbacks(self) -> list:
-        """What stops, checks and reports training (also in the batched
-        sweep): divergence checks, the log with ``verbose``, early stopping
-        on ``tol``/``n_iter_no_change`` and the warning at ``max_iter``."""
+        """What stops, checks and reports training (a fit plan's callbacks,
+        also those of the batched sweep): divergence checks, the log with
+        ``verbose``, early stopping on ``tol``/``n_iter_no_change`` and the
+        warning at ``max_iter``."""
         return default_callbacks(
             tol=self.tol, n_iter_no_change=self.n_iter_no_change, verbose=self.verbose
         )
@@ -561,17 +561,16 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         """After gradient training: with ``readout="ridge"``, re-solve the
         output layer in closed form on the trained features (the training
         curve is kept). A network whose hidden neurons were all frozen gets
-        the closed-form fit's result, as if it had not been trained. Also
-        used by the batched sweep."""
+        the closed-form fit's result, as if it had not been trained."""
         if self.readout != "ridge":
             return result
         ridge = _fit_ridge_readout(module, X_t, y_t, self.alpha)
         return result if _has_trainable_hidden(module) else ridge
 
     def _validate_training_data(self, X, y) -> tuple[np.ndarray, np.ndarray]:
-        """``fit``'s validation of ``(X, y)`` (also used by the batched
-        sweep): float arrays, ``n_features_in_`` and feature names recorded;
-        with ``normalize_y``, ``y`` standardised (a :class:`_StandardisedTarget`
+        """``fit``'s validation of ``(X, y)`` (in :meth:`plan_fit`): float
+        arrays, ``n_features_in_`` and feature names recorded; with
+        ``normalize_y``, ``y`` standardised (a :class:`_StandardisedTarget`
         that :meth:`_set_fitted` maps back)."""
         X, y = validate_input(
             validate_data,
@@ -587,7 +586,7 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
     def _build_module(self, X_t, n_outputs, generator) -> PartiallyTrainableMLP:
         """The initial network for inputs ``X_t`` (already preprocessed, on the
         device): trainable neurons chosen as ``trainable_selection`` says, every
-        draw from ``generator``. Also used by the batched sweep."""
+        draw from ``generator``."""
         sizes = _check_hidden_layer_sizes(self.hidden_layer_sizes)
         proportions = _check_trainable_proportion(self.trainable_proportion, len(sizes))
         masks, first_layer = None, None
@@ -622,8 +621,7 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
     def _set_fitted(self, module, result, y, device) -> None:
         """The fitted attributes, from the trained ``module`` (on ``device``),
         the engine's ``result`` and the validated targets ``y`` (standardised
-        ones are mapped back into the readout here). Also used by the batched
-        sweep."""
+        ones are mapped back into the readout here)."""
         if isinstance(y, _StandardisedTarget):
             _fold_target_map(module, y.offset, y.scale)
         module.project_inputs = self.project_to_sphere
