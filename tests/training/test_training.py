@@ -10,10 +10,8 @@ import torch
 from sklearn_pt._training import (
     Callback,
     DivergenceCheck,
-    EarlyStopping,
     FirstOrderStepper,
     LossHistory,
-    MaxIterWarning,
     StackedStepper,
     Stepper,
     default_callbacks,
@@ -144,12 +142,8 @@ def test_fit_loop_stops_each_model_on_its_own():
         outcomes = fit_loop(
             stepper,
             max_iter=4,
-            callbacks=[
-                DivergenceCheck(),
-                stop,
-                never_asked,
-                *_stopping(tol=0.0, n_iter_no_change=10),
-            ],
+            # [DivergenceCheck(), stop, never_asked, EarlyStopping, MaxIterWarning]
+            callbacks=default_callbacks(tol=0.0, extra=[stop, never_asked]),
         )
     assert isinstance(outcomes[0], DivergenceError)
     assert "iteration 2" in str(outcomes[0]) and "learning_rate_init=0.5" in str(
@@ -166,11 +160,6 @@ def test_fit_loop_stops_each_model_on_its_own():
         [False, True, True],
         [False, False, True],
     ]
-
-
-def _stopping(**kwargs):
-    stopping = EarlyStopping(**kwargs)
-    return [stopping, MaxIterWarning(stopping)]
 
 
 def test_divergence_check_after_training():
