@@ -13,7 +13,7 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-__all__ = ["ACTIVATIONS", "HERMITE_DEGREES"]
+__all__ = ["ACTIVATIONS", "HERMITE_DEGREES", "activation_derivative"]
 
 
 def _square(z: torch.Tensor) -> torch.Tensor:
@@ -52,3 +52,77 @@ HERMITE_DEGREES: dict[str, int | None] = {
 }
 """Degree ``L`` of each activation's Hermite expansion (``None``: infinite),
 the ``degree`` argument of :func:`sklearn_pt.theory.spike_count`."""
+
+
+def _relu_derivative(z: torch.Tensor) -> torch.Tensor:
+    return (z > 0).to(z.dtype)  # 0 at 0, as autograd's ReLU backward
+
+
+def _tanh_derivative(z: torch.Tensor) -> torch.Tensor:
+    return 1.0 - torch.tanh(z).square()
+
+
+def _softplus_derivative(z: torch.Tensor) -> torch.Tensor:
+    # F.softplus is the identity above its threshold 20, as its backward.
+    return torch.where(z > 20.0, 1.0, torch.sigmoid(z))
+
+
+def _gelu_derivative(z: torch.Tensor) -> torch.Tensor:
+    cdf = 0.5 * (1.0 + torch.erf(z * _SQRT_HALF))
+    return cdf + z * torch.exp(-0.5 * z * z) * _INV_SQRT_2PI
+
+
+def _square_derivative(z: torch.Tensor) -> torch.Tensor:
+    return 2.0 * z
+
+
+def _hermite2_derivative(z: torch.Tensor) -> torch.Tensor:
+    return 1.0 + z
+
+
+def _hermite3_derivative(z: torch.Tensor) -> torch.Tensor:
+    return 1.0 + z + 0.5 * (z * z - 1.0)
+
+
+_SQRT_HALF = 0.5**0.5
+_INV_SQRT_2PI = (2.0 * torch.pi) ** -0.5
+_DERIVATIVES = {
+    F.gelu: _gelu_derivative,
+    F.relu: _relu_derivative,
+    torch.tanh: _tanh_derivative,
+    F.softplus: _softplus_derivative,
+    _square: _square_derivative,
+    _hermite2: _hermite2_derivative,
+    _hermite3: _hermite3_derivative,
+}
+
+
+def activation_derivative(
+    activation: Callable[[torch.Tensor], torch.Tensor],
+) -> Callable[[torch.Tensor], torch.Tensor] | None:
+    """``sigma'`` for a named activation's function, None for any other
+    callable (whose derivative autograd then takes).
+
+    Parameters
+    ----------
+    activation : callable
+        A value of :data:`ACTIVATIONS` or any elementwise function.
+
+    Returns
+    -------
+    callable or None
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_pt.nn import ACTIVATIONS
+    >>> from sklearn_pt.nn._activations import activation_derivative
+    >>> activation_derivative(ACTIVATIONS["quadratic"])(torch.tensor([1.5]))
+    tensor([3.])
+    >>> print(activation_derivative(torch.sin))
+    None
+    """
+    try:
+        return _DERIVATIVES.get(activation)
+    except TypeError:  # an unhashable callable
+        return None

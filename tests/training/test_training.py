@@ -19,7 +19,7 @@ from sklearn_pt._training import (
     train_module,
 )
 from sklearn_pt.exceptions import ConvergenceWarning, DivergenceError
-from sklearn_pt.nn import PartiallyTrainableMLP
+from sklearn_pt.nn import ACTIVATIONS, PartiallyTrainableMLP
 from sklearn_pt.nn._batched import BatchedPartiallyTrainableMLP, append_ones
 from sklearn_pt.spectral import HessianMonitor
 
@@ -255,15 +255,17 @@ def test_stacked_stepper_refuses_lbfgs():
         )
 
 
-@pytest.mark.parametrize("activation", ["quadratic", "gelu", "relu"])
+@pytest.mark.parametrize("activation", [*ACTIVATIONS, "custom"])
 def test_first_layer_stacked_gradient_equals_autograd(activation):
-    """The stacked first-layer network's gradient (autograd down to the
-    pre-activations, then one product) is autograd's, each model on its own
-    data."""
+    """The stacked first-layer network's hand-derived gradient (the closed
+    form of a named activation's derivative; autograd down to the
+    pre-activations for any other callable, then one product) trains as
+    autograd through the whole network, each model on its own data."""
     from sklearn_pt.neural_network._first_layer_stacked import (
         StackedFirstLayerNetwork,
     )
-    from sklearn_pt.nn import ACTIVATIONS
+
+    function = torch.sin if activation == "custom" else ACTIVATIONS[activation]
 
     generator = torch.Generator().manual_seed(0)
     X = torch.randn(3, 40, 6, generator=generator, dtype=torch.float64)
@@ -272,7 +274,7 @@ def test_first_layer_stacked_gradient_equals_autograd(activation):
     a = torch.randn(4, generator=generator, dtype=torch.float64)
     curves, weights = {}, {}
     for gradients in ("manual", "autograd"):
-        module = StackedFirstLayerNetwork(W.clone(), a, ACTIVATIONS[activation])
+        module = StackedFirstLayerNetwork(W.clone(), a, function)
         stepper = StackedStepper(
             module,
             X,
