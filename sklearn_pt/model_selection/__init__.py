@@ -12,10 +12,13 @@ from ._sample_ratio import (
     sample_ratio_curve,
     sample_ratio_threshold,
 )
+from ._stacked import STACKED_PARAMETERS, fit_stacked
 
 __all__ = [
+    "STACKED_PARAMETERS",
     "PhaseTransitionDisplay",
     "ProportionCurveResult",
+    "fit_stacked",
     "proportion_curve",
     "rate_crossing",
     "sample_ratio_curve",

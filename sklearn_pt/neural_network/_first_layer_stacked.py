@@ -21,9 +21,9 @@ from ..exceptions import DivergenceError
 from ..nn._first_layer import StackedFirstLayerNetwork
 from ._first_layer import FirstLayerGDRegressor
 
-__all__ = ["fit_stacked", "stacked_fit_unsupported_reason"]
+__all__ = ["PER_FIT", "fit_stacked", "stacked_fit_unsupported_reason"]
 
-_PER_FIT = ("random_state",)
+PER_FIT = ("random_state",)
 """Parameters in which the stacked estimators may differ."""
 
 
@@ -71,7 +71,7 @@ def fit_stacked(
         have raised (the others train on).
     """
     template = estimators[0]
-    shared = {k: v for k, v in template.get_params().items() if k not in _PER_FIT}
+    shared = {k: v for k, v in template.get_params().items() if k not in PER_FIT}
     for estimator in estimators:
         reason = stacked_fit_unsupported_reason(estimator)
         if reason is not None:
@@ -80,7 +80,7 @@ def fit_stacked(
         if any(params[k] != v for k, v in shared.items()):
             raise ValueError(
                 "Cannot stack these fits: the estimators differ in a parameter "
-                f"other than {', '.join(_PER_FIT)}."
+                f"other than {', '.join(PER_FIT)}."
             )
     if len(datasets) != len(estimators):
         raise ValueError("Pass one (X, y) per estimator.")

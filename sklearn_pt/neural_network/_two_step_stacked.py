@@ -30,9 +30,9 @@ from ..exceptions import DivergenceError
 from ..nn._two_layer import StackedTwoLayerNetwork
 from ._two_step import _check_step_params, _StepRecorder, check_step
 
-__all__ = ["STACKED_LOSSES", "fit_two_steps_stacked"]
+__all__ = ["PER_FIT", "STACKED_LOSSES", "fit_two_steps_stacked"]
 
-_PER_FIT = ("step_size_exponents", "step_size_constants", "random_state")
+PER_FIT = ("step_size_exponents", "step_size_constants", "random_state")
 """Parameters in which the stacked estimators may differ."""
 
 STACKED_LOSSES = {
@@ -128,7 +128,7 @@ def _check_stackable(estimators) -> None:
     if not estimators:
         raise ValueError("fit_two_steps_stacked needs at least one estimator.")
     template = estimators[0]
-    shared = {k: v for k, v in template.get_params().items() if k not in _PER_FIT}
+    shared = {k: v for k, v in template.get_params().items() if k not in PER_FIT}
     for estimator in estimators:
         params = estimator.get_params()
         if type(estimator) is not type(template) or any(
@@ -136,7 +136,7 @@ def _check_stackable(estimators) -> None:
         ):
             raise ValueError(
                 "Cannot stack these fits: the estimators differ in their class or "
-                f"in a parameter other than {', '.join(_PER_FIT)}."
+                f"in a parameter other than {', '.join(PER_FIT)}."
             )
 
 
