@@ -121,7 +121,11 @@ class PartiallyTrainableLinear(nn.Module):
     Attributes
     ----------
     weight_trainable, bias_trainable : Parameter
-        Rows of the trainable neurons, in the order of ``trainable_index``.
+        Rows of the trainable neurons, in the order of ``trainable_index``:
+        the layer's only parameters.
+    weight, bias : Tensor
+        The full weight and bias, computed from the parameters and buffers
+        (differentiable; see :attr:`weight`).
     frozen_weight, frozen_bias : buffer
         The full-size initial weight and bias; rows of trainable neurons are
         overwritten by the parameters in ``forward`` and are not used.
@@ -176,17 +180,19 @@ class PartiallyTrainableLinear(nn.Module):
 
     @property
     def weight(self) -> torch.Tensor:
-        """The current full weight, trainable and frozen rows together: a
-        read-only copy (the parameters are ``weight_trainable`` and
-        ``bias_trainable``; edit those, or ``frozen_weight`` for the rest)."""
-        with torch.no_grad():
-            return self._full()[0].clone()
+        """The current full weight, trainable and frozen rows together,
+        computed from the parameters at each access as a
+        :mod:`torch.nn.utils.parametrize` parametrisation is: differentiable
+        with respect to ``weight_trainable`` (a penalty on it trains them), and
+        the very ``weight_trainable`` when every neuron trains. To change the
+        layer, edit ``weight_trainable`` (or ``frozen_weight`` for the frozen
+        rows), not this tensor."""
+        return self._full()[0]
 
     @property
     def bias(self) -> torch.Tensor:
-        """The current full additive bias."""
-        with torch.no_grad():
-            return self._full()[1].clone()
+        """The current full additive bias, computed as :attr:`weight` is."""
+        return self._full()[1]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         weight, bias = self._full()

@@ -84,6 +84,20 @@ def test_layer_gradients_reach_only_trainable_neurons():
     assert not torch.equal(layer.weight[~frozen_rows], weight[~frozen_rows])
 
 
+def test_layer_weight_is_computed_from_the_parameters_and_differentiable():
+    """``weight`` behaves as a parametrised weight: a penalty written on it
+    reaches the trainable rows (their own gradient) and nothing else, and it
+    follows edits of the parameters."""
+    mask = torch.tensor([True, False, True, False, False])
+    layer, weight, _ = make_layer(mask.tolist())
+    layer.weight.square().sum().backward()
+    torch.testing.assert_close(layer.weight_trainable.grad, 2 * weight[mask])
+    with torch.no_grad():
+        layer.weight_trainable.add_(1.0)
+    torch.testing.assert_close(layer.weight[mask], weight[mask] + 1.0)
+    assert torch.equal(layer.weight[~mask], weight[~mask])
+
+
 @pytest.mark.parametrize("mask", [[True] * 4, [False] * 4])
 def test_layer_all_or_nothing(mask):
     layer, weight, bias = make_layer(mask)
