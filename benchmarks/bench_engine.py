@@ -21,12 +21,12 @@ measured in the same process, interleaved repeat by repeat.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 import warnings
+from functools import partial
 
 import numpy as np
 import torch
+from _timing import interleaved_medians, print_table
 from sklearn.neural_network import MLPRegressor
 from skorch import NeuralNetRegressor
 
@@ -137,28 +137,20 @@ def main(argv=None):
     X, y = make_data()
     names = [n for n in CANDIDATES if args.only is None or n in args.only]
     names = ["plain torch loop", *[n for n in names if n != "plain torch loop"]]
-    times = {name: [] for name in names}
     warnings.simplefilter("ignore")
-    for name in names:  # warm-up: imports, allocator, first-call costs
-        CANDIDATES[name](X, y, args.device)
-    for _ in range(repeats):
-        for name in names:
-            start = time.perf_counter()
-            CANDIDATES[name](X, y, args.device)
-            times[name].append(time.perf_counter() - start)
-    reference = statistics.median(times["plain torch loop"])
+    runs = {name: partial(CANDIDATES[name], X, y, args.device) for name in names}
+    for run in runs.values():  # warm-up: imports, allocator, first-call costs
+        run()
+    medians = interleaved_medians(runs, repeats=repeats, device=args.device)
     print(
         f"n={N_SAMPLES} d={N_FEATURES} width={WIDTH} epochs={EPOCHS} batch={BATCH} "
         f"device={args.device} torch={torch.__version__} "
         f"threads={torch.get_num_threads()} repeats={repeats}"
     )
-    print(f"{'':36s} {'median s':>9s} {'ratio':>7s}")
-    for name in names:
-        median = statistics.median(times[name])
-        print(f"{name:36s} {median:9.3f} {median / reference:7.2f}x")
+    reference = print_table(medians, "plain torch loop", speed_up=False)
     key = "PartiallyTrainableRegressor P=1"
-    if key in times:
-        ratio = statistics.median(times[key]) / reference
+    if key in medians:
+        ratio = medians[key] / reference
         print(
             f"RESULT: {key} takes {ratio:.2f}x the time of the plain torch loop "
             f"({args.device})"

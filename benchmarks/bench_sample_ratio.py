@@ -29,12 +29,11 @@ Run by hand (not in CI)::
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from functools import partial
 
 import numpy as np
 import torch
+from _timing import interleaved_medians, print_table
 
 from sklearn_pt.datasets import make_phase_retrieval
 from sklearn_pt.model_selection import sample_ratio_curve
@@ -93,20 +92,12 @@ def main(argv=None):
     print(f"max |overlap batched - sequential| (float64) = {gap:.2e}")
     if not gap <= AGREEMENT_ATOL:
         raise SystemExit("the batched and sequential sweeps disagree")
-    times = {"sequential": [], "batched": []}
-    for _ in range(args.repeats):
-        for strategy, samples in times.items():
-            start = time.perf_counter()
-            sweep(strategy, dtype="float32", **common)
-            if args.device.startswith("cuda"):
-                torch.cuda.synchronize()
-            samples.append(time.perf_counter() - start)
-    reference = statistics.median(times["sequential"])
-    print(f"{'method':14s} {'median s':>9s} {'speed-up':>9s}")
-    for strategy, samples in times.items():
-        median = statistics.median(samples)
-        print(f"{strategy:14s} {median:9.3f} {reference / median:8.2f}x")
-    speedup = reference / statistics.median(times["batched"])
+    runs = {
+        strategy: partial(sweep, strategy, dtype="float32", **common)
+        for strategy in ("sequential", "batched")
+    }
+    medians = interleaved_medians(runs, repeats=args.repeats, device=args.device)
+    speedup = print_table(medians, "sequential") / medians["batched"]
     print(
         f"RESULT: batched sample_ratio_curve {speedup:.2f}x faster than sequential "
         f"({args.device}, float32)"

@@ -28,12 +28,11 @@ Set ``OMP_NUM_THREADS=1`` to compare on one thread.
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 import warnings
 
 import numpy as np
 import torch
+from _timing import interleaved_medians, print_table
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, KFold
 
@@ -87,16 +86,6 @@ def grid_search(X, y, proportions, cv, max_iter, device, width):
     return search.fit(X, y)
 
 
-def timed(function, *args) -> float:
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-    start = time.perf_counter()
-    function(*args)
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-    return time.perf_counter() - start
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
@@ -131,16 +120,8 @@ def main() -> None:
         "GridSearchCV": lambda: grid_search(*common),
         "batched": lambda: sweep("batched", *common),
     }
-    times = {name: [] for name in runs}
-    for _ in range(repeats):
-        for name, run in runs.items():
-            times[name].append(timed(run))
-    reference = statistics.median(times["sequential"])
-    print(f"{'method':<14}{'median s':>10}{'speed-up':>10}")
-    for name, values in times.items():
-        median = statistics.median(values)
-        print(f"{name:<14}{median:>10.3f}{reference / median:>9.2f}x")
-    ratio = reference / statistics.median(times["batched"])
+    medians = interleaved_medians(runs, repeats=repeats, device=args.device)
+    ratio = print_table(medians, "sequential") / medians["batched"]
     print(f"RESULT: batched {ratio:.2f}x faster than sequential ({args.device})")
 
 

@@ -35,11 +35,10 @@ import argparse
 import cProfile
 import math
 import pstats
-import statistics
-import time
 
 import numpy as np
 import torch
+from _timing import interleaved_medians, print_table
 from scipy.special import erf
 
 from sklearn_pt.datasets import make_single_index
@@ -169,26 +168,14 @@ def main(argv=None):
     initial = initial_state(learner)
     s_diff, coef_diff = check_agreement(learner, X, y)
 
-    def ours():
-        make_learner(size, args.device).fit(X, y)
-        if args.device.startswith("cuda"):
-            torch.cuda.synchronize()
-
     candidates = {
-        "TwoStepFeatureLearner.fit": ours,
+        "TwoStepFeatureLearner.fit": lambda: make_learner(size, args.device).fit(X, y),
         "numpy: steps + svd": lambda: numpy_reference(X, y, initial, readout=False),
         "numpy: steps + readout + svd": lambda: numpy_reference(
             X, y, initial, readout=True
         ),
     }
-    times = {name: [] for name in candidates}
-    for _ in range(repeats):
-        for name, run in candidates.items():
-            start = time.perf_counter()
-            run()
-            times[name].append(time.perf_counter() - start)
-
-    reference = statistics.median(times["numpy: steps + readout + svd"])
+    medians = interleaved_medians(candidates, repeats=repeats, device=args.device)
     print(
         f"N=n=d={size} (readout split n={size}) device={args.device} "
         f"torch={torch.__version__} numpy={np.__version__} "
@@ -198,11 +185,8 @@ def main(argv=None):
         f"agreement (max diff / max): singular values {s_diff:.2e}, "
         f"ridge coefficients {coef_diff:.2e}"
     )
-    print(f"{'':32s} {'median s':>9s} {'ratio':>7s}")
-    for name in candidates:
-        median = statistics.median(times[name])
-        print(f"{name:32s} {median:9.3f} {median / reference:7.2f}x")
-    ratio = statistics.median(times["TwoStepFeatureLearner.fit"]) / reference
+    reference = print_table(medians, "numpy: steps + readout + svd", speed_up=False)
+    ratio = medians["TwoStepFeatureLearner.fit"] / reference
     print(
         f"RESULT: TwoStepFeatureLearner.fit {ratio:.2f}x the time of NumPy "
         f"(same work) at N=n=d={size} ({args.device})"

@@ -22,11 +22,10 @@ Run by hand (not in CI)::
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 import torch
+from _timing import interleaved_medians, print_table
 from sklearn.base import clone
 
 from sklearn_pt.datasets import make_single_index
@@ -78,24 +77,15 @@ def main(argv=None):
 
     X, y = make_single_index(2 * args.size, args.size, random_state=0)
     X, y = X.astype(np.float32), y.astype(np.float32)
-    times = {"sequential": [], "stacked": []}
-    for _ in range(args.repeats):
-        for name, run in (
+    runs = {
+        name: lambda fit=fit: fit(cells(args.size, args.device, "float32"), X, y)
+        for name, fit in (
             ("sequential", sequential),
             ("stacked", fit_two_steps_stacked),
-        ):
-            grid = cells(args.size, args.device, "float32")
-            start = time.perf_counter()
-            run(grid, X, y)
-            if args.device.startswith("cuda"):
-                torch.cuda.synchronize()
-            times[name].append(time.perf_counter() - start)
-    reference = statistics.median(times["sequential"])
-    print(f"{'method':12s} {'median s':>9s} {'speed-up':>9s}")
-    for name, samples in times.items():
-        median = statistics.median(samples)
-        print(f"{name:12s} {median:9.3f} {reference / median:8.2f}x")
-    ratio = reference / statistics.median(times["stacked"])
+        )
+    }
+    medians = interleaved_medians(runs, repeats=args.repeats, device=args.device)
+    ratio = print_table(medians, "sequential") / medians["stacked"]
     print(
         f"RESULT: stacked two-step grid {ratio:.2f}x faster than sequential "
         f"({args.device})"
