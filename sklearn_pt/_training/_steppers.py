@@ -39,6 +39,7 @@ __all__ = [
     "FIRST_ORDER_SOLVERS",
     "FirstOrderStepper",
     "FixedEntries",
+    "GradientDescent",
     "LBFGSStepper",
     "StackedStepper",
     "Stepper",
@@ -125,7 +126,48 @@ def make_optimizer(groups: list[dict], solver: str, learning_rate: float):
         return torch.optim.SGD(
             groups, lr=learning_rate, momentum=0.9, nesterov=True, fused=fused
         )
-    return torch.optim.SGD(groups, lr=learning_rate, fused=fused)
+    return GradientDescent(groups, lr=learning_rate)
+
+
+class GradientDescent:
+    """Plain gradient descent over parameter groups, ``p <- p - lr (grad +
+    weight_decay p)``: the update of ``torch.optim.SGD`` without momentum,
+    bitwise (tested), without its per-step Python overhead (about 45 us per
+    step on CPU, more than the arithmetic of a stacked first-layer GD step
+    at width 4).
+
+    Parameters
+    ----------
+    groups : list of dict
+        ``{"params": [...]}``, optionally with ``"weight_decay"`` and
+        ``"lr"``.
+    lr : float
+        The step size of the groups that do not set their own.
+    """
+
+    def __init__(self, groups: list[dict], lr: float) -> None:
+        self.param_groups = [
+            {"lr": lr, "weight_decay": 0.0, **group, "params": list(group["params"])}
+            for group in groups
+        ]
+
+    @torch.no_grad()
+    def step(self) -> None:
+        for group in self.param_groups:
+            rate, decay = group["lr"], group["weight_decay"]
+            for param in group["params"]:
+                if param.grad is None:
+                    continue
+                grad = param.grad.add(param, alpha=decay) if decay else param.grad
+                if abs(rate) <= torch.finfo(param.dtype).max:
+                    param.add_(grad, alpha=-rate)
+                else:  # beyond the dtype: the step overflows, as torch's does
+                    param.sub_(grad * rate)
+
+    def zero_grad(self) -> None:
+        for group in self.param_groups:
+            for param in group["params"]:
+                param.grad = None
 
 
 class _ModuleStepper(Stepper):

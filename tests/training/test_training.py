@@ -327,3 +327,38 @@ def test_stacked_stepper_takes_per_model_data_in_full_batches_only():
             generators=[None] * 3,
             per_model_data=True,
         )
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("weight_decay", [0.0, 0.37])
+def test_gradient_descent_is_torch_sgd_bitwise(dtype, weight_decay):
+    """The "gd" solver's optimiser is torch's plain SGD update, bit for bit,
+    per group, with a step size changed midway (as a schedule does)."""
+    from sklearn_pt._training._steppers import GradientDescent
+
+    generator = torch.Generator().manual_seed(0)
+    start = [torch.randn(5, 7, generator=generator, dtype=dtype), torch.randn(3)]
+    start[1] = start[1].to(dtype)
+    runs = []
+    for make in (
+        lambda groups: torch.optim.SGD(groups, lr=0.123),
+        lambda groups: GradientDescent(groups, lr=0.123),
+    ):
+        params = [torch.nn.Parameter(t.clone()) for t in start]
+        optimizer = make(
+            [
+                {"params": params[:1], "weight_decay": weight_decay},
+                {"params": params[1:]},
+            ]
+        )
+        for iteration in range(5):
+            optimizer.zero_grad()
+            (params[0].sin().sum() * params[1].cos().sum()).backward()
+            if iteration == 3:
+                for group in optimizer.param_groups:
+                    group["lr"] = 0.05
+            optimizer.step()
+        runs.append(params)
+    for ours, torchs in zip(runs[1], runs[0], strict=True):
+        assert torch.equal(ours, torchs)
+    assert not torch.equal(runs[1][0], start[0])
