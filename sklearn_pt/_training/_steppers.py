@@ -219,6 +219,13 @@ class FirstOrderStepper(_ModuleStepper):
         For ``solver="gd"``: iteration ``i`` takes one step on the ``i``-th
         data with the ``i``-th step size (``X``, ``y`` and ``learning_rate``
         are then those of the first).
+    gradients : {"auto", "manual", "autograd"}, default="auto"
+        With the squared loss, ``"auto"`` uses the module's hand-derived
+        pass when it has one: ``squared_error_gradients_(X, y)``, which
+        returns ``half_squared_error(module(X), y)`` and writes its
+        gradient into the parameters' ``.grad`` (e.g.
+        :class:`~sklearn_pt.nn.FirstLayerNetwork`); the optimiser then
+        applies the weight decay as with autograd.
     """
 
     def __init__(
@@ -235,12 +242,17 @@ class FirstOrderStepper(_ModuleStepper):
         generator=None,
         loss=half_squared_error,
         schedule=None,
+        gradients="auto",
     ):
         if schedule is not None:
             if solver != "gd":
                 raise ValueError("A schedule of batches needs solver='gd'.")
             X, y, learning_rate = schedule[0]
         super().__init__(module, X, y, loss)
+        manual = loss is half_squared_error and hasattr(
+            module, "squared_error_gradients_"
+        )
+        self.manual = manual if gradients == "auto" else gradients == "manual"
         self.solver, self.learning_rate = solver, learning_rate
         self.schedule, self.iteration = schedule, 0
         self.weight_decay = alpha / X.shape[0]
@@ -264,12 +276,19 @@ class FirstOrderStepper(_ModuleStepper):
             dtype=X.dtype,
         )
 
-    def _batch_step(self, X, y) -> torch.Tensor:
+    def _gradients(self, X, y) -> torch.Tensor:
+        """The batch loss, its gradient in the parameters' ``.grad``."""
+        if self.manual:
+            return self.module.squared_error_gradients_(X, y)
         self.optimizer.zero_grad()
         batch_loss = self.loss(self.module(X), y)
         batch_loss.backward()
-        self.optimizer.step()
         return batch_loss.detach()
+
+    def _batch_step(self, X, y) -> torch.Tensor:
+        batch_loss = self._gradients(X, y)
+        self.optimizer.step()
+        return batch_loss
 
     def step(self, active=None) -> list[float]:
         if self.schedule is not None:
@@ -280,11 +299,9 @@ class FirstOrderStepper(_ModuleStepper):
             X, y = self.X, self.y
         self.iteration += 1
         if self.plan.full_batch:
-            self.optimizer.zero_grad()
-            batch_loss = self.loss(self.module(X), y)
-            batch_loss.backward()
+            batch_loss = self._gradients(X, y)
             with torch.no_grad():
-                value = batch_loss.detach() + penalty(self.decayed, self.weight_decay)
+                value = batch_loss + penalty(self.decayed, self.weight_decay)
             self.optimizer.step()
             return [float(value)]
         (order,) = self.plan.orders(torch.ones(1, dtype=torch.bool))

@@ -33,77 +33,84 @@ class FirstLayerNetwork(torch.nn.Module):
         hidden = self.activation(x @ self.weight.T)
         return hidden @ self.second_layer / self.weight.shape[0]
 
+    def _outputs(self, pre_activations: torch.Tensor) -> torch.Tensor:
+        """The outputs ``(..., n)`` from the transposed pre-activations
+        ``(..., width, n)``."""
+        hidden = self.activation(pre_activations)
+        return torch.matmul(self.second_layer, hidden) / self.weight.shape[-2]
+
+    def squared_error_gradients_(
+        self, x: torch.Tensor, y: torch.Tensor, *, weight_decay: float = 0.0
+    ) -> torch.Tensor:
+        """The loss ``0.5 * mean((f(x) - y) ** 2)`` (per network when
+        stacked), with the gradient of loss plus ``weight_decay / 2 *
+        ||W||^2`` written into ``weight.grad``, derived by hand.
+
+        With ``Z^T = W x^T`` (``width x n``) and ``r`` the residuals,
+        ``dL/dZ^T = (a / m) sigma'(Z^T) r^T / n`` and ``grad W = (dL/dZ^T)
+        x``: two products with the data, as autograd's, without its graph.
+        For a named activation ``sigma'`` is its closed form
+        (:func:`~sklearn_pt.nn._activations.activation_derivative`); for any
+        other callable autograd takes it, through the cheap part only
+        (activation, second layer, loss).
+
+        Computing ``Z`` transposed matters on CPU: with a few neurons and many
+        inputs ``W x^T`` is 1.4 to 2 times faster than ``x W^T`` (8 x 700 x
+        200 inputs, width 4), and autograd's own backward of ``x W^T``
+        batched takes ``x^T (dL/dZ)``, eight times slower than
+        ``(dL/dZ^T) x`` (8 x 1200 x 200, width 4, one thread: 3.0 ms against
+        0.36 ms).
+
+        Parameters
+        ----------
+        x : Tensor of shape (n, d), or (K, n, d) when stacked
+        y : Tensor of shape (n,), or (K, n)
+        weight_decay : float, default=0.0
+
+        Returns
+        -------
+        Tensor of shape () or (K,)
+            The loss, without the penalty.
+        """
+        n_rows, width = x.shape[-2], self.weight.shape[-2]
+        with torch.no_grad():
+            pre_activations = torch.matmul(self.weight, x.mT)
+        derivative = activation_derivative(self.activation)
+        if derivative is None:
+            pre_activations.requires_grad_(True)
+            with torch.enable_grad():
+                outputs = self._outputs(pre_activations)
+                losses = 0.5 * ((outputs - y) ** 2).mean(dim=-1)
+                (upstream,) = torch.autograd.grad(losses.sum(), pre_activations)
+            losses = losses.detach()
+        else:
+            with torch.no_grad():
+                residuals = self._outputs(pre_activations).sub_(y)
+                losses = residuals.square().mean(dim=-1).mul_(0.5)
+                upstream = derivative(pre_activations)
+                upstream.mul_((self.second_layer / (width * n_rows))[:, None])
+                upstream.mul_(residuals.unsqueeze(-2))
+        gradient = torch.matmul(upstream, x)
+        if weight_decay:
+            gradient.add_(self.weight.detach(), alpha=weight_decay)
+        self.weight.grad = gradient
+        return losses
+
 
 class StackedFirstLayerNetwork(FirstLayerNetwork):
     """``K`` :class:`FirstLayerNetwork` s of one shape, stacked: first layers
     ``W`` of shape ``(K, width, d)``, one fixed second layer ``a``; network
     ``k`` computes ``sigma(x[k] @ W[k].T) @ a / width``. It has the protocol
     of :class:`~sklearn_pt._training.StackedStepper` (which puts a stopped
-    network's ``W[k]`` back after every step).
-
-    The pre-activations are computed transposed, ``W[k] @ x[k].T`` of shape
-    ``(width, n)``: with a few neurons and many inputs that product is 1.4 to
-    2 times faster on CPU than ``x[k] @ W[k].T`` (8 x 700 x 200 inputs, width
-    4), and its gradient ``(dL/dZ^T) x`` is then one product of a contiguous
-    matrix.
+    network's ``W[k]`` back after every step); its training step is
+    :meth:`FirstLayerNetwork.squared_error_gradients_`, batched.
     """
 
-    def __init__(self, weight, second_layer, activation):
-        super().__init__(weight, second_layer, activation)
-        self._derivative = activation_derivative(activation)
-
-    def _pre_activations(self, x: torch.Tensor) -> torch.Tensor:
-        """``Z^T``, shape ``(K, width, n)``."""
-        return torch.bmm(self.weight, x.mT)
-
-    def _outputs(self, pre_activations: torch.Tensor) -> torch.Tensor:
-        """``(K, n)`` outputs from the transposed pre-activations."""
-        hidden = self.activation(pre_activations)
-        return torch.matmul(self.second_layer, hidden) / self.weight.shape[1]
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self._outputs(self._pre_activations(x))
+        return self._outputs(torch.bmm(self.weight, x.mT))
 
     def stacked_losses(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return 0.5 * ((self(x) - y) ** 2).mean(dim=1)
-
-    def squared_error_gradients_(
-        self, x: torch.Tensor, y: torch.Tensor, *, weight_decay: float = 0.0
-    ) -> torch.Tensor:
-        """:meth:`stacked_losses`, with the gradient of loss plus penalty in
-        ``weight.grad``, derived by hand: ``dL/dZ^T = (a / m) sigma'(Z^T) r^T /
-        n`` (``r`` the residuals), then ``grad W = (dL/dZ^T) x`` as one
-        product.
-
-        For a named activation ``sigma'`` is its closed form
-        (:func:`~sklearn_pt.nn._activations.activation_derivative`); for any
-        other callable autograd takes it, through the cheap part only
-        (activation, second layer, loss). Autograd's own backward of the first
-        product would take ``x^T (dL/dZ)``, the transposed product, which
-        batched is about eight times slower on CPU (8 x 1200 x 200 inputs,
-        width 4, one thread: 3.0 ms against 0.36 ms)."""
-        n_rows, width = x.shape[1], self.weight.shape[1]
-        with torch.no_grad():
-            pre_activations = self._pre_activations(x)
-        if self._derivative is None:
-            pre_activations.requires_grad_(True)
-            with torch.enable_grad():
-                outputs = self._outputs(pre_activations)
-                losses = 0.5 * ((outputs - y) ** 2).mean(dim=1)
-                (upstream,) = torch.autograd.grad(losses.sum(), pre_activations)
-            losses = losses.detach()
-        else:
-            with torch.no_grad():
-                residuals = self._outputs(pre_activations).sub_(y)
-                losses = residuals.square().mean(dim=1).mul_(0.5)
-                upstream = self._derivative(pre_activations)
-                upstream.mul_((self.second_layer / (width * n_rows))[:, None])
-                upstream.mul_(residuals[:, None, :])
-        gradient = torch.bmm(upstream, x)
-        if weight_decay:
-            gradient.add_(self.weight.detach(), alpha=weight_decay)
-        self.weight.grad = gradient
-        return losses
 
     @torch.no_grad()
     def predict(self, x: torch.Tensor) -> torch.Tensor:

@@ -362,3 +362,33 @@ def test_gradient_descent_is_torch_sgd_bitwise(dtype, weight_decay):
     for ours, torchs in zip(runs[1], runs[0], strict=True):
         assert torch.equal(ours, torchs)
     assert not torch.equal(runs[1][0], start[0])
+
+
+@pytest.mark.parametrize("activation", ["quadratic", "gelu", "relu", "custom"])
+def test_one_first_layer_network_trains_as_autograd(activation):
+    """FirstOrderStepper takes FirstLayerNetwork's hand-derived gradient by
+    default (the squared loss); GD then follows autograd's path to rounding,
+    with a schedule of batches and step sizes too."""
+    from sklearn_pt.nn import FirstLayerNetwork
+
+    function = torch.sin if activation == "custom" else ACTIVATIONS[activation]
+    generator = torch.Generator().manual_seed(0)
+    X = torch.randn(50, 6, generator=generator, dtype=torch.float64)
+    y = torch.randn(50, generator=generator, dtype=torch.float64)
+    W = torch.randn(4, 6, generator=generator, dtype=torch.float64)
+    a = torch.randn(4, generator=generator, dtype=torch.float64)
+    schedule = [(X[:25], y[:25], 0.05), (X[25:], y[25:], 0.1)] * 3
+    curves, weights = {}, {}
+    for gradients in ("auto", "autograd"):
+        module = FirstLayerNetwork(W.clone(), a, function)
+        stepper = FirstOrderStepper(
+            module, X, y, solver="gd", schedule=schedule, gradients=gradients
+        )
+        assert stepper.manual == (gradients == "auto")
+        curves[gradients] = [stepper.step() for _ in schedule]
+        weights[gradients] = module.weight.detach().clone()
+    np.testing.assert_allclose(curves["auto"], curves["autograd"], rtol=1e-12)
+    torch.testing.assert_close(
+        weights["auto"], weights["autograd"], rtol=1e-12, atol=1e-14
+    )
+    assert not torch.allclose(weights["auto"], W)
