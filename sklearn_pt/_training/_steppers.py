@@ -502,7 +502,7 @@ class FixedEntries:
         each with its 0/1 mask of updated entries and its fixed values (zero
         where updated)."""
         self._restored = [
-            (param, mask.to(param.dtype), reference * ~mask)
+            (param, mask.to(param.dtype), reference.masked_fill(mask, 0.0))
             for param, reference, mask in zip(
                 self.parameters, self.references, self.masks, strict=True
             )

@@ -54,6 +54,10 @@ HERMITE_DEGREES: dict[str, int | None] = {
 the ``degree`` argument of :func:`sklearn_pt.theory.spike_count`."""
 
 
+_SQRT_HALF = 0.5**0.5
+_INV_SQRT_2PI = (2.0 * torch.pi) ** -0.5
+
+
 def _relu_derivative(z: torch.Tensor) -> torch.Tensor:
     return (z > 0).to(z.dtype)  # 0 at 0, as autograd's ReLU backward
 
@@ -84,9 +88,7 @@ def _hermite3_derivative(z: torch.Tensor) -> torch.Tensor:
     return 1.0 + z + 0.5 * (z * z - 1.0)
 
 
-_SQRT_HALF = 0.5**0.5
-_INV_SQRT_2PI = (2.0 * torch.pi) ** -0.5
-_DERIVATIVES = {
+_DERIVATIVES = {  # keyed by the functions of ACTIVATIONS (tested: one for each)
     F.gelu: _gelu_derivative,
     F.relu: _relu_derivative,
     torch.tanh: _tanh_derivative,
