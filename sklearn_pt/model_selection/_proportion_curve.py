@@ -169,8 +169,8 @@ def proportion_curve(
     strategy also scores all the networks of a split from one batched
     prediction. The speed-up is largest where one fit is dominated by
     per-step overhead (narrow networks, GPUs): on a 2-core CPU, 16
-    proportions x 2 splits ran about 5x faster batched at width 512 and about
-    9x at width 64 (3.5x at width 512 on one thread;
+    proportions x 2 splits ran 4.5 to 6 times faster batched at width 512 and
+    8 times at width 64 (3 times at width 512 on one thread;
     ``benchmarks/bench_sweep.py``).
 
     References
