@@ -80,11 +80,12 @@ def fit_stacked(
     Notes
     -----
     On a CPU the stacked step does the arithmetic of the ``K`` separate fits
-    and saves their per-call overhead: ``benchmarks/bench_sweep.py`` and
-    ``benchmarks/bench_sample_ratio.py`` measure about 3 to 5 times, a
-    two-step grid about 1 time (its steps are two large products either way).
-    On a GPU one stacked product keeps the device busy where ``K`` small ones
-    do not.
+    and saves their per-call overhead: on two cores
+    ``benchmarks/bench_sweep.py`` measures 4.5 to 6 times (a proportion
+    sweep at width 512), ``benchmarks/bench_sample_ratio.py`` 2.6 to 2.8
+    times (first-layer GD at width 4) and a two-step grid about 1 time (its
+    steps are two large products either way). On a GPU one stacked product
+    keeps the device busy where ``K`` small ones do not.
 
     References
     ----------
