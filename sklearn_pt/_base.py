@@ -14,7 +14,12 @@ from ._config import torch_threads_applied
 from ._engine import make_generator, resolve_device, resolve_dtype
 from .exceptions import DeviceFallbackWarning
 
-__all__ = ["TorchEstimatorMixin", "keep_state_on_error", "validate_input"]
+__all__ = [
+    "TorchEstimatorMixin",
+    "fit_keeping_states",
+    "keep_state_on_error",
+    "validate_input",
+]
 
 
 def keep_state_on_error(fit):
@@ -61,12 +66,59 @@ def keep_state_on_error(fit):
         try:
             return fit(self, *args, **kwargs)
         except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(saved)
+            _restore_state(self, saved)
             raise
 
     wrapper.keeps_state_on_error = True
     return wrapper
+
+
+def _restore_state(estimator, state: dict) -> None:
+    estimator.__dict__.clear()
+    estimator.__dict__.update(state)
+
+
+def fit_keeping_states(estimators, fit) -> list:
+    """``fit(estimators)`` for a fit of many estimators at once (a stacked
+    sweep), with :func:`keep_state_on_error`'s promise for each of them.
+
+    Parameters
+    ----------
+    estimators : list of estimators
+    fit : callable
+        ``fit(estimators)`` returns one outcome per estimator: the estimator,
+        fitted, or the exception its own ``fit`` would have raised.
+
+    Returns
+    -------
+    list
+        The outcomes. An estimator whose outcome is an exception is left as
+        it was before; if ``fit`` raises, every estimator is.
+
+    Examples
+    --------
+    >>> from sklearn.linear_model import Ridge
+    >>> from sklearn_pt._base import fit_keeping_states
+    >>> def fit(estimators):
+    ...     estimators[0].coef_ = 1.0
+    ...     estimators[1].coef_ = 2.0
+    ...     return [estimators[0], ValueError("diverged")]
+    >>> models = [Ridge(), Ridge()]
+    >>> outcomes = fit_keeping_states(models, fit)
+    >>> models[0].coef_, hasattr(models[1], "coef_")
+    (1.0, False)
+    """
+    saved = [dict(estimator.__dict__) for estimator in estimators]
+    try:
+        outcomes = fit(estimators)
+    except BaseException:
+        for estimator, state in zip(estimators, saved, strict=True):
+            _restore_state(estimator, state)
+        raise
+    for estimator, state, outcome in zip(estimators, saved, outcomes, strict=True):
+        if isinstance(outcome, BaseException):
+            _restore_state(estimator, state)
+    return outcomes
 
 
 _INPUT_FIXES = (

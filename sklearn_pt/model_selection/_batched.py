@@ -43,7 +43,7 @@ from sklearn.metrics import check_scoring, r2_score
 from sklearn.model_selection import check_cv
 from sklearn.utils import indexable
 
-from .._base import validate_input
+from .._base import fit_keeping_states, validate_input
 from .._compat import _safe_indexing, validate_data
 from .._engine import as_tensor
 from .._progress import progress_bar, quiet_fit, warn_convergence
@@ -295,23 +295,14 @@ def _fit_batched(estimators, X, y) -> tuple[list, BatchedPartiallyTrainableMLP]:
     that diverged hold unusable weights)."""
     estimators = list(estimators)
     _check_batchable(estimators)
-    saved = [dict(estimator.__dict__) for estimator in estimators]
-    try:
+    batches = []
+
+    def fit(estimators):
         outcomes, batch = _fit_as_one_batch(estimators, X, y)
-    except BaseException:
-        for estimator, state in zip(estimators, saved, strict=True):
-            _restore_state(estimator, state)
-        raise
-    for estimator, state, outcome in zip(estimators, saved, outcomes, strict=True):
-        if isinstance(outcome, DivergenceError):
-            _restore_state(estimator, state)
-    return outcomes, batch
+        batches.append(batch)
+        return outcomes
 
-
-def _restore_state(estimator, state: dict) -> None:
-    """Undo a failed fit, as :func:`~sklearn_pt._base.keep_state_on_error`."""
-    estimator.__dict__.clear()
-    estimator.__dict__.update(state)
+    return fit_keeping_states(estimators, fit), batches[0]
 
 
 def _fit_as_one_batch(estimators, X, y) -> tuple[list, BatchedPartiallyTrainableMLP]:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from .._base import fit_keeping_states
 from .._training import DivergenceCheck, LossHistory, StackedStepper, fit_loop
 from ..exceptions import DivergenceError
 from ..nn._first_layer import StackedFirstLayerNetwork
@@ -58,7 +59,7 @@ def fit_stacked(
     Parameters
     ----------
     estimators : sequence of FirstLayerGDRegressor
-        Unfitted, equal in every parameter but ``random_state``, each one
+        Equal in every parameter but ``random_state``, each one
         accepted by :func:`stacked_fit_unsupported_reason`.
     datasets : sequence of (X, y)
         One training set per estimator, all of the same shape.
@@ -68,7 +69,9 @@ def fit_stacked(
     list
         Per estimator: the fitted estimator, or the
         :class:`~sklearn_pt.exceptions.DivergenceError` its own fit would
-        have raised (the others train on).
+        have raised (that estimator is then left as it was; the others train
+        on). If the fit raises (e.g. on bad data), every estimator is left
+        as it was.
     """
     template = estimators[0]
     shared = {k: v for k, v in template.get_params().items() if k not in PER_FIT}
@@ -85,6 +88,10 @@ def fit_stacked(
     if len(datasets) != len(estimators):
         raise ValueError("Pass one (X, y) per estimator.")
 
+    return fit_keeping_states(list(estimators), lambda models: _fit(models, datasets))
+
+
+def _fit(estimators, datasets) -> list:
     plans = [
         estimator.plan_fit(X, y)
         for estimator, (X, y) in zip(estimators, datasets, strict=True)

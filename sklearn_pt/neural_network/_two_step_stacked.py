@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 import torch
 
+from .._base import fit_keeping_states
 from .._training import (
     Callback,
     DivergenceCheck,
@@ -115,13 +116,7 @@ def fit_two_steps_stacked(estimators: Sequence, X, y) -> list:
     """
     estimators = list(estimators)
     _check_stackable(estimators)
-    saved = [dict(estimator.__dict__) for estimator in estimators]
-    try:
-        return _fit(estimators, X, y, saved)
-    except BaseException:
-        for estimator, state in zip(estimators, saved, strict=True):
-            _restore(estimator, state)
-        raise
+    return fit_keeping_states(estimators, lambda cells: _fit(cells, X, y))
 
 
 def _check_stackable(estimators) -> None:
@@ -140,12 +135,7 @@ def _check_stackable(estimators) -> None:
             )
 
 
-def _restore(estimator, state) -> None:
-    estimator.__dict__.clear()
-    estimator.__dict__.update(state)
-
-
-def _fit(estimators, X, y, saved) -> list:
+def _fit(estimators, X, y) -> list:
     plans = [estimator.plan_fit(X, y) for estimator in estimators]
     template = estimators[0]
     n_models, n_steps = len(plans), template.n_steps
@@ -192,15 +182,11 @@ def _fit(estimators, X, y, saved) -> list:
             steps = next(c for c in plan.callbacks if isinstance(c, _StepRecorder))
             steps.weights = recorder.weights[k]
     fitted = []
-    for estimator, plan, outcome, state in zip(
-        estimators, plans, outcomes, saved, strict=True
-    ):
+    for plan, outcome in zip(plans, outcomes, strict=True):
         if not isinstance(outcome, DivergenceError):
             try:
-                fitted.append(plan.complete(outcome))
-                continue
+                outcome = plan.complete(outcome)
             except DivergenceError as error:  # the readout split overflowed
                 outcome = error
-        _restore(estimator, state)
         fitted.append(outcome)
     return fitted

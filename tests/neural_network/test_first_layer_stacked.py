@@ -63,6 +63,7 @@ def test_a_diverging_fit_is_reported_and_the_others_train_on():
         clone(base).set_params(random_state=1).fit(*data[1])
     assert isinstance(failed, DivergenceError)
     assert str(failed) == str(alone.value)
+    assert not hasattr(models[1], "n_features_in_")  # left as it was
     reference = clone(base).set_params(random_state=0).fit(*data[0])
     np.testing.assert_allclose(
         ok.first_layer_weights_, reference.first_layer_weights_, rtol=1e-10
@@ -87,3 +88,15 @@ def test_what_cannot_be_stacked_is_refused_with_the_reason():
         )
     with pytest.raises(ValueError, match="differ in shape"):
         fit_stacked([base, clone(base)], [_data([0])[0], _data([1], n=60)[0]])
+
+
+def test_bad_data_leaves_every_estimator_as_it_was():
+    base = FirstLayerGDRegressor(2, activation="quadratic", max_iter=5)
+    data = _data([0, 1])
+    X_bad = data[1][0].copy()
+    X_bad[3, 0] = np.nan
+    data[1] = (X_bad, data[1][1])
+    models = [clone(base).set_params(random_state=s) for s in (0, 1)]
+    with pytest.raises(ValueError, match="NaN"):
+        fit_stacked(models, data)
+    assert not any(hasattr(model, "n_features_in_") for model in models)
