@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import torch
+from sklearn import get_config
 
 from ._config import torch_threads_applied
 from ._engine import make_generator, resolve_device, resolve_dtype
@@ -16,6 +17,7 @@ from .exceptions import DeviceFallbackWarning
 
 __all__ = [
     "TorchEstimatorMixin",
+    "check_parameters",
     "fit_keeping_states",
     "keep_state_on_error",
     "validate_input",
@@ -71,6 +73,21 @@ def keep_state_on_error(fit):
 
     wrapper.keeps_state_on_error = True
     return wrapper
+
+
+def check_parameters(estimator) -> None:
+    """``estimator._validate_params()``, unless scikit-learn's configuration
+    skips parameter validation, as it does inside a ``fit`` decorated with
+    ``_fit_context``: a ``plan_fit`` called by ``fit`` then does not validate
+    the parameters a second time, and one called on its own does.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+        With ``_parameter_constraints``.
+    """
+    if not get_config()["skip_parameter_validation"]:
+        estimator._validate_params()
 
 
 def _restore_state(estimator, state: dict) -> None:

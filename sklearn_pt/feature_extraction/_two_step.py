@@ -12,7 +12,12 @@ from sklearn.base import (
 )
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import TorchEstimatorMixin, keep_state_on_error, validate_input
+from .._base import (
+    TorchEstimatorMixin,
+    check_parameters,
+    keep_state_on_error,
+    validate_input,
+)
 from .._compat import _fit_context, validate_data
 from .._engine import predict_numpy
 from .._training import FitPlan
@@ -182,7 +187,7 @@ default="gelu"
         protocol of :meth:`TwoStepFeatureLearner.plan_fit
         <sklearn_pt.neural_network.TwoStepFeatureLearner.plan_fit>`;
         completing the plan keeps the learned feature map."""
-        self._validate_params()
+        check_parameters(self)
         X, y = validate_input(
             validate_data, self, X, y, y_numeric=True, dtype=[np.float64, np.float32]
         )

@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._base import (
     DEPRECATED,
     TorchEstimatorMixin,
+    check_parameters,
     deprecated_value_passed,
     keep_state_on_error,
     validate_input,
@@ -365,7 +366,7 @@ default="ones"
             (recorders of ``history_`` among them) and how the fitted
             attributes are set from the result.
         """
-        self._validate_params()
+        check_parameters(self)
         X, y = validate_input(
             validate_data, self, X, y, y_numeric=True, dtype=[np.float64, np.float32]
         )

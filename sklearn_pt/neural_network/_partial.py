@@ -11,7 +11,12 @@ import torch
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import TorchEstimatorMixin, keep_state_on_error, validate_input
+from .._base import (
+    TorchEstimatorMixin,
+    check_parameters,
+    keep_state_on_error,
+    validate_input,
+)
 from .._compat import Interval, StrOptions, _fit_context, validate_data
 from .._engine import (
     SOLVERS,
@@ -476,7 +481,7 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
             sphere with ``project_to_sphere``), the solver's settings, the
             callbacks, and how the fitted attributes are set from the result.
         """
-        self._validate_params()
+        check_parameters(self)
         X, y = self._validate_training_data(X, y)
         sizes = _check_hidden_layer_sizes(self.hidden_layer_sizes)
         proportions = _check_trainable_proportion(self.trainable_proportion, len(sizes))

@@ -14,7 +14,12 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import Ridge, RidgeCV
 from sklearn.utils.validation import check_is_fitted
 
-from .._base import TorchEstimatorMixin, keep_state_on_error, validate_input
+from .._base import (
+    TorchEstimatorMixin,
+    check_parameters,
+    keep_state_on_error,
+    validate_input,
+)
 from .._compat import (
     Interval,
     InvalidParameterError,
@@ -493,7 +498,7 @@ default="gelu"
             steps, the callbacks, and the completion that sets the fitted
             attributes and fits the ridge readout on the held-out split.
         """
-        self._validate_params()
+        check_parameters(self)
         X, y = validate_input(
             validate_data, self, X, y, y_numeric=True, dtype=[np.float64, np.float32]
         )

@@ -101,3 +101,26 @@ def test_coefs_0_is_the_first_layer_of_every_network_estimator(estimator):
     else:
         weight = module.weight
     np.testing.assert_array_equal(first, weight.detach().numpy().T)
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: repr(e))
+def test_parameters_are_validated_once_per_fit(estimator, monkeypatch):
+    """``fit`` validates the parameters (``_fit_context``) and its
+    ``plan_fit`` does not again; ``plan_fit`` called alone validates them."""
+    X, y = data()
+    calls = []
+    validate = type(estimator)._validate_params
+
+    def counted(self):
+        calls.append(self)
+        return validate(self)
+
+    monkeypatch.setattr(type(estimator), "_validate_params", counted)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clone(estimator).fit(X, y)
+    assert len(calls) == 1
+    bad = clone(estimator).set_params(random_state="not a seed")
+    with pytest.raises(ValueError, match="random_state"):
+        bad.plan_fit(X, y)
+    assert len(calls) == 2
