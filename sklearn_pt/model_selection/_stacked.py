@@ -128,15 +128,25 @@ def fit_stacked(
             "Call it once per class."
         )
     (kind,) = kinds
-    if issubclass(kind, (TwoStepFeatureLearner, TwoStepFeatures)):
-        return _two_step_stacked.fit_two_steps_stacked(estimators, X, y)
-    if issubclass(kind, FirstLayerGDRegressor):
-        datasets = [(X, y)] * len(estimators)
-        return _first_layer_stacked.fit_stacked(estimators, datasets)
-    if issubclass(kind, PartiallyTrainableRegressor):
-        return fit_batched(estimators, X, y)
+    for stacked_class, fit in _STACKED_FITS.items():
+        if issubclass(kind, stacked_class):
+            return fit(estimators, X, y)
     supported = ", ".join(cls.__name__ for cls in STACKED_PARAMETERS)
     raise ValueError(
         f"fit_stacked cannot stack {kind.__name__} fits (it stacks {supported}); "
         "fit each estimator on its own."
     )
+
+
+def _fit_first_layers(estimators, X, y) -> list:
+    datasets = [(X, y)] * len(estimators)
+    return _first_layer_stacked.fit_stacked(estimators, datasets)
+
+
+_STACKED_FITS = {
+    PartiallyTrainableRegressor: fit_batched,
+    FirstLayerGDRegressor: _fit_first_layers,
+    TwoStepFeatureLearner: _two_step_stacked.fit_two_steps_stacked,
+    TwoStepFeatures: _two_step_stacked.fit_two_steps_stacked,
+}
+"""Per class of :data:`STACKED_PARAMETERS`, its stacked fit."""

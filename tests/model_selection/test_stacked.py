@@ -72,6 +72,9 @@ def test_fit_stacked_equals_each_fit(name):
 
 
 def test_each_stacked_class_names_its_parameters():
+    from sklearn_pt.model_selection._stacked import _STACKED_FITS
+
+    assert set(_STACKED_FITS) == set(STACKED_PARAMETERS)
     for kind, names in STACKED_PARAMETERS.items():
         assert "random_state" in names
         assert set(names) <= set(kind().get_params()), kind

@@ -19,24 +19,14 @@ from sklearn_pt._training import (
     train_module,
 )
 from sklearn_pt.exceptions import ConvergenceWarning, DivergenceError
-from sklearn_pt.nn import ACTIVATIONS, PartiallyTrainableMLP
+from sklearn_pt.nn import ACTIVATIONS
 from sklearn_pt.nn._batched import BatchedPartiallyTrainableMLP, append_ones
 from sklearn_pt.spectral import HessianMonitor
+from tests.nn.test_batched import networks
 
 
-def stacked_networks(proportions=(0.0, 0.4, 1.0), sizes=(12, 7), n_outputs=2):
-    nets = [
-        PartiallyTrainableMLP(
-            4,
-            n_outputs,
-            hidden_layer_sizes=sizes,
-            trainable_proportion=p,
-            random_state=seed,
-            dtype=torch.float64,
-        )
-        for seed, p in enumerate(proportions)
-    ]
-    return BatchedPartiallyTrainableMLP.from_modules(nets)
+def stacked_networks(**kwargs):
+    return BatchedPartiallyTrainableMLP.from_modules(networks(**kwargs))
 
 
 def data(n=50, n_outputs=2, seed=0):
@@ -394,3 +384,15 @@ def test_one_first_layer_network_trains_as_autograd(activation):
         weights["auto"], weights["autograd"], rtol=1e-12, atol=1e-14
     )
     assert not torch.allclose(weights["auto"], W)
+
+
+@pytest.mark.parametrize("make", ["one", "stacked"])
+def test_steppers_name_their_gradient_modes(make):
+    X, y = data()
+    with pytest.raises(ValueError, match="gradients must be one of"):
+        if make == "one":
+            FirstOrderStepper(torch.nn.Linear(4, 2), X, y, gradients="manul")
+        else:
+            StackedStepper(
+                stacked_networks(), X, y, generators=[None] * 3, gradients="manul"
+            )
