@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 from .._engine import resolve_device
 from .._plotting import PlotDependencyError, import_matplotlib
 from .._progress import progress_bar
+from ._verdicts import Verdict
 
 __all__ = [
     "SCALES",
@@ -25,6 +26,7 @@ __all__ = [
     "new_figure",
     "plural",
     "progress_bar",
+    "read_csv_table",
     "resolve_run_device",
     "resolve_seeds",
     "select_preset",
@@ -219,10 +221,10 @@ class ExperimentResult:
         Wall time of the run.
     reference : str, default=""
         The paper whose claim is reproduced.
-    verdicts : tuple of str, default=()
-        One line per claim of the paper, each starting with one of
-        :data:`VERDICTS` (see :func:`verdict_line`); the Markdown page opens
-        with them.
+    verdicts : tuple of Verdict or str, default=()
+        One per claim of the paper, judged by the shared rules of
+        :mod:`sklearn_pt.experiments._verdicts` (a :class:`Verdict`; a
+        ``str`` is taken as its line); the Markdown page opens with them.
 
     Examples
     --------
@@ -243,13 +245,17 @@ class ExperimentResult:
     settings: dict[str, Any]
     seconds: float
     reference: str = ""
-    verdicts: tuple[str, ...] = ()
+    verdicts: tuple[Verdict | str, ...] = ()
     files: dict[str, Path] = field(default_factory=dict)
 
     def column(self, name: str) -> list:
         """The values of one column, in row order."""
         index = self.columns.index(name)
         return [row[index] for row in self.rows]
+
+    def verdict_lines(self) -> list[str]:
+        """The verdicts as the Markdown lines the summary opens with."""
+        return [v.line() if isinstance(v, Verdict) else v for v in self.verdicts]
 
     def write_csv(self, path: Path) -> Path:
         """Write the table as CSV (header row, ``nan`` for missing numbers)."""
@@ -265,7 +271,7 @@ class ExperimentResult:
         lines = [f"# {self.title}", ""]
         if self.verdicts:
             lines += ["## Verdict", ""]
-            lines += [f"- {verdict}" for verdict in self.verdicts]
+            lines += [f"- {line}" for line in self.verdict_lines()]
             lines += ["", "## Measured", ""]
         lines += [
             self.summary,
@@ -302,6 +308,38 @@ class ExperimentResult:
         self.files = {"png": png, "csv": self.write_csv(out / f"{self.name}.csv")}
         self.files["md"] = md
         return self.files
+
+
+def read_csv_table(path: str | Path) -> dict[str, list]:
+    """Read a table written by :meth:`ExperimentResult.write_csv` back, by
+    column: numbers as ``float`` (``nan`` for missing ones), other cells as
+    ``str``. A summary's verdicts are judged from this, so a test can check
+    that they follow from the CSV alone.
+
+    Parameters
+    ----------
+    path : str or Path
+        The CSV file.
+
+    Returns
+    -------
+    table : dict of str to list
+        One list per column, in row order.
+    """
+
+    def cell(text: str) -> Any:
+        if text == "":
+            return math.nan
+        try:
+            return float(text)
+        except ValueError:
+            return text
+
+    with open(path, newline="") as handle:
+        reader = csv.reader(handle)
+        columns = next(reader)
+        rows = [[cell(text) for text in row] for row in reader]
+    return {name: [row[i] for row in rows] for i, name in enumerate(columns)}
 
 
 VERDICTS = ("reproduced", "reproduced qualitatively", "not reproduced at this size")
