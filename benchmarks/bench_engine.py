@@ -77,6 +77,7 @@ def ours(proportion):
             tol=0.0,
             n_iter_no_change=EPOCHS + 1,
             alpha=0.0,
+            project_to_sphere=True,
             random_state=0,
             device=device,
         ).fit(X, y)

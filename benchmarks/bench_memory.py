@@ -61,6 +61,8 @@ def make_regressor(device: str):
         solver="adam",
         batch_size=BATCH,
         max_iter=EPOCHS,
+        alpha=1e-4,
+        project_to_sphere=True,
         random_state=0,
         device=device,
     )

@@ -59,6 +59,8 @@ def make_estimator(
         max_iter=max_iter,
         tol=0.0,
         n_iter_no_change=max_iter + 1,
+        alpha=1e-4,
+        project_to_sphere=True,
         random_state=0,
         device=device,
     )

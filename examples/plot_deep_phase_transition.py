@@ -112,6 +112,7 @@ for depth in DEPTHS:
         learning_rate_init=1e-2,
         max_iter=200,
         alpha=0.0,
+        project_to_sphere=True,  # the paper's design on the sphere
         normalize_y=False,  # the raw (order-one) targets the study measures
     )
     train_scores, test_scores = proportion_curve(

@@ -83,6 +83,7 @@ baselines = {
             hidden_layer_sizes=(width,),
             trainable_proportion=0.0,
             solver="ridge",
+            project_to_sphere=True,  # the paper's design on the sphere
             dtype="float64",
             random_state=0,
         ),
@@ -105,6 +106,8 @@ for proportion in proportions:
         tol=1e-6,
         n_iter_no_change=20,
         readout="ridge",
+        alpha=1e-4,
+        project_to_sphere=True,  # the paper's design on the sphere
         random_state=0,
     )
     network_errors.append(test_mse(reg))

@@ -87,6 +87,7 @@ def errors(init_scale, selection):
         init_scale=init_scale,
         trainable_selection=selection,
         readout="ridge",
+        project_to_sphere=True,  # the paper's design on the sphere
         normalize_y=False,  # the raw (order-one) targets the theory measures
         alpha=1e-3,
         learning_rate_init=1e-2,

@@ -68,6 +68,7 @@ def network(proportions, seed):
             trainable_proportion=0.0,
             solver="ridge",
             alpha=1e-4,
+            project_to_sphere=True,  # the paper's design on the sphere
             random_state=seed,
         )
     return PartiallyTrainableRegressor(
@@ -76,6 +77,7 @@ def network(proportions, seed):
         learning_rate_init=1e-2,
         max_iter=200,
         alpha=0.0,
+        project_to_sphere=True,  # the paper's design on the sphere
         normalize_y=False,  # the raw (order-one) targets the study measures
         random_state=seed,
     )

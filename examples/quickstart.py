@@ -40,6 +40,8 @@ for proportion in proportions:
         max_iter=100 if SMALL else 300,
         tol=1e-6,
         n_iter_no_change=20,
+        alpha=1e-4,
+        project_to_sphere=True,  # the paper's design on the sphere
         random_state=0,
     ).fit(X_train, y_train)
     train = mean_squared_error(y_train, reg.predict(X_train))

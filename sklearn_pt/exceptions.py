@@ -15,9 +15,42 @@ class DivergenceError(ValueError, FloatingPointError):
 
     It is a :class:`ValueError` (the usual type for a bad parameter value) and a
     :class:`FloatingPointError` (what happened numerically). The message names
-    the parameter to change, typically ``learning_rate_init``. The estimator
-    that raised it keeps the state it had before ``fit`` was called.
+    the parameter to change, typically ``learning_rate_init``; where an
+    estimator's ``fit`` raises it, the message gives a value of that
+    parameter that was tried on the same data and did not diverge. The
+    estimator that raised it keeps the state it had before ``fit`` was called.
+
+    Parameters
+    ----------
+    message : str
+        What happened and the fix.
+    step_size_name : str, optional
+        The step-size parameter whose value diverged (None where lowering a
+        step size is not the fix, e.g. for L-BFGS).
+    step_size : float, optional
+        Its value.
     """
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        step_size_name: str | None = None,
+        step_size: float | None = None,
+    ):
+        super().__init__(message)
+        self.step_size_name = step_size_name
+        self.step_size = step_size
+
+    def __reduce__(self):
+        return (
+            _rebuild_divergence_error,
+            (str(self), self.step_size_name, self.step_size),
+        )
+
+
+def _rebuild_divergence_error(message, step_size_name, step_size):
+    return DivergenceError(message, step_size_name=step_size_name, step_size=step_size)
 
 
 class DeviceFallbackWarning(UserWarning):

@@ -530,3 +530,69 @@ def test_step_size_exponents_outside_the_theory_range_are_refused(
         r"in \[0, 1/2\).*raise step_size_constants",
         bad_params={"step_size_exponents": exponents},
     )
+
+
+# --- divergence advice ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        PartiallyTrainableRegressor((16,), learning_rate_init=1e6, random_state=0),
+        PartiallyTrainableRegressor(
+            (16,), solver="sgd", learning_rate_init=50.0, random_state=0
+        ),
+        FirstLayerGDRegressor(4, learning_rate_init=1e4, max_iter=20, random_state=0),
+    ],
+    ids=["adam", "sgd", "first-layer-gd"],
+)
+def test_divergence_advice_is_a_step_size_that_fits_the_same_data(estimator):
+    X, y = make_data()
+    X = (X - X.mean(0)) / X.std(0)
+    with pytest.raises(DivergenceError, match="Lower learning_rate_init") as info:
+        estimator.fit(X, y)
+    message = str(info.value)
+    found = re.search(r"learning_rate_init=(\S+) fits without diverging", message)
+    assert found, message
+    advised = float(found.group(1))
+    assert advised < estimator.learning_rate_init
+    assert not hasattr(estimator, "n_features_in_")  # left unfitted
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clone(estimator).set_params(learning_rate_init=advised).fit(X, y)
+    # ... and the next larger value tried is one of those that diverged.
+    if advised * 10 < estimator.learning_rate_init:
+        assert f"{advised * 10:g}" in message.split("fits without diverging")[1]
+
+
+def test_divergence_advice_says_when_no_tried_step_size_fits(monkeypatch):
+    # Two tries only, both still far too large: the advice says what was
+    # tried and what to do, not a value that was never tested.
+    from sklearn_pt import _base
+
+    monkeypatch.setattr(_base, "_STEP_SIZE_TRIES", 2)
+    estimator = PartiallyTrainableRegressor(
+        (8,), learning_rate_init=1e7, random_state=0
+    )
+    X, y = make_data()
+    with pytest.raises(DivergenceError) as info:
+        estimator.fit(X, y)
+    message = str(info.value)
+    assert "learning_rate_init down to 100000 (2 values, each 10x smaller)" in message
+    assert "fits without diverging" not in message
+
+
+@pytest.mark.parametrize(
+    ("estimator", "width_text"),
+    [
+        (FirstLayerGDRegressor(hidden_layer_sizes=(0,)), r"width m\), e\.g\. \(8,\)"),
+        (TwoStepFeatureLearner(hidden_layer_sizes=(0,)), r"width N\), e\.g\. \(512,\)"),
+    ],
+    ids=["first-layer-gd", "two-step"],
+)
+def test_width_error_uses_the_estimators_own_width(estimator, width_text):
+    X, y = make_data()
+    with pytest.raises(
+        ValueError, match=rf"hidden_layer_sizes .*{width_text}; got \(0,\)"
+    ):
+        estimator.fit(X, y)

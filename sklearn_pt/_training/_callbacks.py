@@ -87,7 +87,7 @@ def divergence_message(
             "alpha, or use solver='adam'"
         )
     else:
-        fix = f"Lower {name} (e.g. to {value / 10:g}) or standardise X and y"
+        fix = f"Lower {name} or standardise X and y"
     start = (
         f"from {initial_loss:.4g} at initialisation "
         if math.isfinite(initial_loss)
@@ -168,6 +168,7 @@ class DivergenceCheck(Callback):
 
     def error(self, loop, k, loss, iteration, collapsed=False) -> DivergenceError:
         stepper = loop.stepper
+        value = stepper.model_learning_rate(k)
         return DivergenceError(
             divergence_message(
                 loss,
@@ -175,9 +176,13 @@ class DivergenceCheck(Callback):
                 iteration,
                 stepper.solver,
                 self.learning_rate_name,
-                stepper.model_learning_rate(k),
+                value,
                 collapsed=collapsed,
-            )
+            ),
+            step_size_name=None
+            if stepper.solver == "lbfgs"
+            else self.learning_rate_name,
+            step_size=value,
         )
 
     def on_iteration_end(self, loop, k, loss):

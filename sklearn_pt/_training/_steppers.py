@@ -203,9 +203,15 @@ class _ModuleStepper(Stepper):
         self.loss = loss
         self.trainable = [p for p in module.parameters() if p.requires_grad]
         self.decayed = [p for p in self.trainable if p.ndim >= 2]
+        self.weight_decay = 0.0
 
     def initial_losses(self) -> list[float]:
-        return [initial_loss(self.module, self.X, self.y, self.loss)]
+        # The objective the loss curve records: loss plus penalty, so that
+        # the divergence checks compare like with like (with alpha=7 and one
+        # sample the penalty alone was 10x the initial squared error).
+        with torch.no_grad():
+            start = penalty(self.decayed, self.weight_decay)
+        return [initial_loss(self.module, self.X, self.y, self.loss) + float(start)]
 
     def first_rows_and_outputs(self, k: int = 0):
         rows = self.X[:INITIAL_LOSS_ROWS]
@@ -746,7 +752,10 @@ class StackedStepper(Stepper):
         return 0.5 * errors.square().mean(1)
 
     def initial_losses(self) -> list[float]:
-        return self._losses(self._first_rows(self.X), self._first_rows(self.y)).tolist()
+        # Loss plus penalty, as each step's loss (see _ModuleStepper).
+        with torch.no_grad():
+            losses = self._losses(self._first_rows(self.X), self._first_rows(self.y))
+            return (losses + self._penalty()).tolist()
 
     def first_rows_and_outputs(self, k: int):
         rows = self._all_models(self._first_rows(self.X))

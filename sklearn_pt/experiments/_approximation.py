@@ -274,6 +274,7 @@ def approximation_error(
         init_scale=init_scale,
         trainable_selection="leverage",
         leverage_reg=leverage_reg,
+        project_to_sphere=True,  # the paper's design on the sphere
         dtype="float64",
     )
     with torch.no_grad():

@@ -425,6 +425,7 @@ def preset_regressor(preset, device: str, **params) -> PartiallyTrainableRegress
         max_iter=preset.max_iter,
         alpha=0.0,
         normalize_y=False,
+        project_to_sphere=True,  # the paper's design on the sphere
         device=device,
         **params,
     )
@@ -442,6 +443,7 @@ def theory_design_regressor(
         init_scale=init_scale,
         trainable_selection=selection,
         readout="ridge",
+        project_to_sphere=True,  # the paper's design on the sphere
         normalize_y=False,  # raw targets, as the experiment always measured
         learning_rate_init=preset.learning_rate_init,
         alpha=preset.alpha,

@@ -58,7 +58,7 @@ def width_and_learning_rate(estimator) -> tuple[int, float]:
     """``N`` and the GD step size of a :class:`FirstLayerGDRegressor`, from
     ``hidden_layer_sizes`` and ``learning_rate_init`` or, with a
     ``FutureWarning``, from their former names ``width`` and ``learning_rate``."""
-    width = check_width(estimator.hidden_layer_sizes)
+    width = check_width(estimator.hidden_layer_sizes, symbol="m", example=8)
     rate = estimator.learning_rate_init
     for old, new in _RENAMED.items():
         value = getattr(estimator, old)

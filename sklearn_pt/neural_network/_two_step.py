@@ -84,8 +84,9 @@ def correlation_loss(prediction: torch.Tensor, target: torch.Tensor) -> torch.Te
 LOSSES = {"correlation": correlation_loss, "squared": half_squared_error}
 
 
-def check_width(hidden_layer_sizes) -> int:
-    """The width ``N`` from an int or a one-element sequence."""
+def check_width(hidden_layer_sizes, *, symbol: str = "N", example: int = 512) -> int:
+    """The width from an int or a one-element sequence; the error names the
+    estimator's own symbol for it and a typical value."""
     sizes = np.atleast_1d(np.asarray(hidden_layer_sizes))
     if (
         sizes.ndim != 1
@@ -95,8 +96,8 @@ def check_width(hidden_layer_sizes) -> int:
     ):
         raise ValueError(
             "hidden_layer_sizes must be a positive int or a one-element tuple "
-            "(this network has a single hidden layer of width N), e.g. (512,); "
-            f"got {hidden_layer_sizes!r}."
+            f"(this network has a single hidden layer of width {symbol}), e.g. "
+            f"({example},); got {hidden_layer_sizes!r}."
         )
     return int(sizes[0])
 

@@ -222,14 +222,21 @@ def test_divergence_is_per_model():
     trainable one (P=1) does not, in both paths, with the same message."""
     X, y = make_sphere_regression(n_samples=200)
     base = PartiallyTrainableRegressor(
-        (32,), solver="sgd", learning_rate_init=0.3, max_iter=30, dtype="float64"
+        (32,),
+        solver="sgd",
+        learning_rate_init=0.3,
+        max_iter=30,
+        alpha=1e-4,
+        project_to_sphere=True,
+        dtype="float64",
     )
     sequential, batched = sequential_and_batched(
         base, X, y, proportions=(0.0, 1.0), seeds=(0,)
     )
     assert isinstance(sequential[0], DivergenceError)
     assert isinstance(sequential[1], PartiallyTrainableRegressor)
-    assert str(batched[0]) == str(sequential[0])
+    # The same error; a fit alone also tries smaller step sizes for its advice.
+    assert str(sequential[0]).startswith(str(batched[0]))
     assert_same_fit(sequential[1], batched[1], X, RTOL64)
     unfitted = clone(base).set_params(trainable_proportion=0.0, random_state=0)
     fitted = clone(unfitted).set_params(trainable_proportion=1.0)
@@ -276,7 +283,10 @@ def test_proportion_curve_r2_from_batched_predictions(scoring, dtype, rtol):
         batched = proportion_curve(reg, X, target, strategy="batched", **kwargs)
         for seq, bat in zip(sequential, batched, strict=True):
             assert np.isfinite(bat).all()
-            np.testing.assert_allclose(bat, seq, rtol=rtol)
+            # R^2 = 1 - SSE/SST carries its rounding on SSE/SST: an R^2 near
+            # 0 (P = 0 after 10 epochs: -4.9e-4) differs relatively by far
+            # more than the ratio does (1.2e-5 vs 6e-9 on AVX2 paths).
+            np.testing.assert_allclose(1 - bat, 1 - seq, rtol=rtol)
 
 
 def test_initial_losses_are_each_networks():
@@ -306,7 +316,12 @@ def test_proportion_curve_random_state_sweep_and_divergence():
     np.testing.assert_allclose(bat[1], seq[1], rtol=RTOL64)
 
     diverging = clone(reg).set_params(
-        hidden_layer_sizes=(32,), solver="sgd", learning_rate_init=0.5, max_iter=30
+        hidden_layer_sizes=(32,),
+        solver="sgd",
+        learning_rate_init=0.5,
+        max_iter=30,
+        alpha=1e-4,
+        project_to_sphere=True,
     )
     X, y = make_sphere_regression(n_samples=400)
     kwargs = dict(proportions=[0.0, 1.0], cv=2, random_states=[0])

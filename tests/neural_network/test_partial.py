@@ -141,7 +141,9 @@ def test_float32_predictions_are_batch_invariant_at_float32_precision(
 def test_sphere_projection_makes_predictions_scale_invariant(sphere_regression):
     X, y = sphere_regression
     scales = np.random.default_rng(0).uniform(0.1, 10, size=(len(X), 1))
-    reg = PartiallyTrainableRegressor(random_state=0, dtype="float64", **FAST).fit(X, y)
+    reg = PartiallyTrainableRegressor(
+        project_to_sphere=True, random_state=0, dtype="float64", **FAST
+    ).fit(X, y)
     np.testing.assert_allclose(reg.predict(X * scales), reg.predict(X), rtol=1e-10)
     raw = PartiallyTrainableRegressor(
         project_to_sphere=False, random_state=0, dtype="float64", **FAST
@@ -514,6 +516,7 @@ def test_coefs_and_intercepts_are_shaped_as_mlp_regressor_and_predict():
     reg = PartiallyTrainableRegressor(
         hidden_layer_sizes=(6, 5),
         trainable_proportion=0.5,
+        project_to_sphere=True,
         max_iter=5,
         random_state=0,
         dtype="float64",
@@ -568,7 +571,9 @@ def test_a_model_pickled_before_module_held_the_projection_still_projects():
     projected; loading one gives the same predictions."""
     X, y = make_sphere_regression(n_samples=40)
     X = 3.0 * X
-    reg = PartiallyTrainableRegressor((8,), max_iter=3, random_state=0)
+    reg = PartiallyTrainableRegressor(
+        (8,), project_to_sphere=True, max_iter=3, random_state=0
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         reg.fit(X, y)

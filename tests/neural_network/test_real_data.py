@@ -20,7 +20,6 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from sklearn_pt.neural_network import PartiallyTrainableRegressor, TwoStepFeatureLearner
-from sklearn_pt.nn import project_to_sphere
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -38,15 +37,17 @@ def fitted(y_shift=0.0, **params):
     return model.fit(X_train, y_train + y_shift)
 
 
-def test_defaults_beat_a_linear_baseline_and_raw_targets_on_friedman1():
+def test_defaults_beat_a_linear_baseline_on_friedman1():
     X_train, X_test, y_train, y_test = friedman1_split()
     score = fitted().score(X_test, y_test)
     linear = make_pipeline(StandardScaler(), Ridge()).fit(X_train, y_train)
-    raw = fitted(normalize_y=False).score(X_test, y_test)
-    # Measured: 0.812 (defaults), 0.660 (Ridge), 0.683 (raw targets).
-    assert score > 0.78
-    assert score > linear.score(X_test, y_test) + 0.1
-    assert score > raw + 0.1
+    # Measured: 0.879 (defaults: no sphere, alpha=7, up to 1000 epochs),
+    # 0.660 (Ridge). With the former defaults (sphere, alpha=1e-4, 200
+    # epochs) 0.812. Raw targets fit as well here (0.878: the mean of 14 is
+    # reached within the budget); the diabetes test below shows where
+    # normalize_y matters.
+    assert score > 0.85
+    assert score > linear.score(X_test, y_test) + 0.15
 
 
 def test_a_large_target_mean_changes_nothing_but_the_offset():
@@ -81,7 +82,7 @@ def test_module_predicts_raw_targets_and_constant_targets_fit():
         hidden_layer_sizes=(16,), max_iter=5, random_state=0
     ).fit(X_train, y_train)
     # the map back is folded into the readout: module_ alone predicts raw y
-    inputs = project_to_sphere(torch.as_tensor(X_test, dtype=torch.float32))
+    inputs = torch.as_tensor(X_test, dtype=torch.float32)  # no sphere by default
     with torch.no_grad():
         raw = reg.module_(inputs).numpy().ravel()
     np.testing.assert_allclose(raw, reg.predict(X_test), rtol=1e-6)
@@ -111,9 +112,10 @@ def test_defaults_on_diabetes_score_like_ridge():
             y,
             cv=cv,
         ).mean()
-    # Measured 0.482 (Ridge: 0.490); -2.66 on the raw targets (mean 152).
+    # Measured 0.479 (Ridge: 0.490); 0.194 on the raw targets (mean 152: the
+    # penalised readout does not reach it).
     assert score > 0.45
-    assert raw < 0
+    assert raw < score - 0.2
 
 
 def test_two_step_learner_is_already_invariant_to_the_target_mean():
