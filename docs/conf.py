@@ -147,4 +147,6 @@ html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
 }
-html_static_path = []
+html_static_path = ["_static"]
+# Headings and signatures wrap at narrow widths (docs/_static/custom.css).
+html_css_files = ["custom.css"]

@@ -348,16 +348,41 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
     target). Inputs are projected onto the sphere when
     ``project_to_sphere=True``, in ``fit`` and in ``predict``.
 
-    *Why ``normalize_y`` is on by default.* Measured with 5-fold CV R^2 inside
-    ``Pipeline(StandardScaler(), PartiallyTrainableRegressor())`` at the best
-    ``trainable_proportion`` of (0, 0.25, 1): on scikit-learn's diabetes
-    data 0.488 with it against -0.247 without (the readout cannot reach a
-    mean of 152 in 200 epochs of Adam at ``learning_rate_init=1e-3``), on
-    ``make_friedman1(n_samples=1000, random_state=0)`` 0.939 against 0.830;
-    for reference ``MLPRegressor(256, max_iter=500)`` gets 0.438 and 0.898.
-    With it the fit does not depend on the target's mean and scale: adding
-    1000 to ``y`` shifts the predictions by 1000 and leaves R^2 unchanged to
-    rounding. With ``readout="ridge"`` the closed-form readout is exactly the
+    *Why these defaults.* They are chosen for general data after a
+    :class:`~sklearn.preprocessing.StandardScaler`; the paper's design
+    (``project_to_sphere=True``, a small ``alpha``, a forced budget) is one
+    parameter away, and every reproduction passes it explicitly. 5-fold CV
+    R^2 of ``make_pipeline(StandardScaler(), model)`` (``KFold(5,
+    shuffle=True)``, mean over 3 CV seeds with ``random_state`` = seed;
+    ConvergenceWarnings out of 15 fits):
+
+    ===================================== ================ ================
+    model                                 diabetes         friedman1
+    ===================================== ================ ================
+    ``MLPRegressor(max_iter=1000)``       0.455 (15 warn)  0.927 (15 warn)
+    former defaults (sphere, alpha=1e-4,  0.451 (5 of 5)   0.898 (5 of 5)
+    ``max_iter=200``; one seed)
+    no sphere, former alpha and max_iter  0.436 (5 of 5)   0.932 (5 of 5)
+    (one seed)
+    no sphere, ``alpha=3``                0.428 (0)        0.950 (0)
+    no sphere, ``alpha=5``                0.464 (0)        0.944 (0)
+    **defaults**: no sphere, ``alpha=7``  0.477 (0)        0.939 (0)
+    no sphere, ``alpha=10`` (one seed)    0.497 (0)        0.932 (0)
+    ===================================== ================ ================
+
+    ``friedman1`` is ``make_friedman1(n_samples=1000, noise=1.0,
+    random_state=0)``. The defaults beat ``MLPRegressor`` at each of the 3
+    seeds on both (and on ``make_friedman2``: 0.996 vs 0.971), converge in
+    every fit, and a ``GridSearchCV`` over ``trainable_proportion`` in (0,
+    0.1, 0.25, 0.5, 1) raised no ConvergenceWarning in its 26 fits on
+    either. The penalty is what lets the loss criterion stop training
+    before it overfits the 442-row diabetes data (``tol=1e-3`` without it
+    stops friedman1 too early: 0.890); the sphere loses the inputs' norms,
+    which carry signal after a StandardScaler. ``normalize_y=True`` makes
+    the fit independent of the target's mean and scale: adding 1000 to ``y``
+    shifts the predictions by 1000 and leaves R^2 unchanged to rounding
+    (without it, P = 0 on diabetes, whose mean is 152, scores 0.19 against
+    0.48). With ``readout="ridge"`` the closed-form readout is exactly the
     same with and without it (ridge is linear in ``y``); only the gradient
     training of the hidden layers sees the standardised targets.
 
