@@ -284,16 +284,6 @@ def _input_fix(message: str, name: str) -> str | None:
     return None
 
 
-DEPRECATED = "deprecated"
-"""The default of a parameter kept under its former name while it is
-deprecated (hidden from the parameter constraints' messages)."""
-
-
-def deprecated_value_passed(value) -> bool:
-    """Whether a deprecated parameter was given, not left at :data:`DEPRECATED`."""
-    return not (isinstance(value, str) and value == DEPRECATED)
-
-
 def validate_input(validate, *args, name: str = "X", **kwargs):
     """Call a scikit-learn validator and add the fix to the error it raises.
 

@@ -5,13 +5,8 @@
   transformer with ``directions_`` as PCA has ``components_``;
 - :func:`optimal_preprocessing` -- Mondelli--Montanari's preprocessing;
 - :func:`spectral_matrix` -- the matrix ``(1/n) sum_i T(y_i) x_i x_i^T``.
-
-Until 0.1 these lived in ``sklearn_pt.linear_model``, which still provides
-them with a ``FutureWarning`` (removed in 0.3). ``subspace_overlap`` moved to
-:mod:`sklearn_pt.metrics` in 0.1 (importing it from here warns until 0.3).
 """
 
-from .._moved import moved_names
 from ._spectral import (
     SpectralEstimator,
     optimal_preprocessing,
@@ -23,5 +18,3 @@ __all__ = [
     "optimal_preprocessing",
     "spectral_matrix",
 ]
-
-__getattr__ = moved_names(__name__, "sklearn_pt.metrics", ["subspace_overlap"])

@@ -64,7 +64,6 @@ decomposition.
 
 from __future__ import annotations
 
-import warnings
 from numbers import Real
 
 import numpy as np
@@ -73,7 +72,7 @@ from scipy.special import betainc, betaln, gammaln, roots_legendre
 from sklearn.gaussian_process.kernels import Hyperparameter, Kernel
 from sklearn.utils import check_array
 
-from .._base import DEPRECATED, deprecated_value_passed, validate_input
+from .._base import validate_input
 
 __all__ = ["BiasedReLUKernel"]
 
@@ -515,9 +514,6 @@ class BiasedReLUKernel(Kernel):
     init_scale_bounds : pair of floats > 0 or "fixed", default=(1e-2, 1e2)
         Bounds on ``init_scale`` (keyword-only); ``"fixed"`` excludes it
         from tuning.
-    bias_range, bias_range_bounds : deprecated
-        Former names of ``init_scale`` and ``init_scale_bounds`` (until 0.1);
-        they still work, with a ``FutureWarning``, and will be removed in 0.3.
 
     See Also
     --------
@@ -591,40 +587,16 @@ class BiasedReLUKernel(Kernel):
         init_scale: float = 1.0,
         *,
         init_scale_bounds: tuple[float, float] | str = (1e-2, 1e2),
-        bias_range: float | str = DEPRECATED,
-        bias_range_bounds: tuple[float, float] | str = DEPRECATED,
     ):
         self.init_scale = init_scale
         self.init_scale_bounds = init_scale_bounds
-        self.bias_range = bias_range
-        self.bias_range_bounds = bias_range_bounds
-
-    def _uses_former_names(self) -> bool:
-        return deprecated_value_passed(self.bias_range)
 
     @property
     def hyperparameter_init_scale(self) -> Hyperparameter:
-        # With the former name, the hyperparameter is the parameter it sets
-        # (theta and clone_with_theta go through the parameter of this name).
-        if self._uses_former_names():
-            bounds = self.bias_range_bounds
-            if not deprecated_value_passed(bounds):
-                bounds = self.init_scale_bounds
-            return Hyperparameter("bias_range", "numeric", bounds)
         return Hyperparameter("init_scale", "numeric", self.init_scale_bounds)
 
     def _tau(self) -> float:
         tau = self.init_scale
-        if self._uses_former_names():
-            warnings.warn(
-                "BiasedReLUKernel's 'bias_range' (and 'bias_range_bounds') were "
-                "renamed 'init_scale' ('init_scale_bounds') in 0.1, the name of "
-                "the networks' parameter, and will be removed in 0.3; pass "
-                f"init_scale={self.bias_range!r} instead.",
-                FutureWarning,
-                stacklevel=3,
-            )
-            tau = self.bias_range
         if (
             not isinstance(tau, Real)
             or isinstance(tau, bool)
@@ -709,7 +681,6 @@ class BiasedReLUKernel(Kernel):
         return False
 
     def __repr__(self) -> str:
-        name = "bias_range" if self._uses_former_names() else "init_scale"
-        tau = getattr(self, name)
+        tau = self.init_scale
         value = f"{tau:.3g}" if isinstance(tau, Real) else repr(tau)
-        return f"{type(self).__name__}({name}={value})"
+        return f"{type(self).__name__}(init_scale={value})"

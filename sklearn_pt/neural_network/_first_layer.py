@@ -3,7 +3,6 @@ network with a fixed second layer, monitored for feature learning."""
 
 from __future__ import annotations
 
-import warnings
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -14,16 +13,13 @@ from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import (
-    DEPRECATED,
     TorchEstimatorMixin,
     check_parameters,
-    deprecated_value_passed,
     keep_state_on_error,
     validate_input,
 )
 from .._compat import (
     HasMethods,
-    Hidden,
     Interval,
     StrOptions,
     _fit_context,
@@ -49,32 +45,10 @@ from ._two_step import check_width
 __all__ = ["ACTIVATIONS", "FirstLayerGDRegressor"]
 
 
-_RENAMED = {"width": "hidden_layer_sizes", "learning_rate": "learning_rate_init"}
-"""Former parameter names of :class:`FirstLayerGDRegressor` (deprecated)."""
-_DEPRECATED = Hidden(StrOptions({DEPRECATED}))
-
-
 def width_and_learning_rate(estimator) -> tuple[int, float]:
-    """``N`` and the GD step size of a :class:`FirstLayerGDRegressor`, from
-    ``hidden_layer_sizes`` and ``learning_rate_init`` or, with a
-    ``FutureWarning``, from their former names ``width`` and ``learning_rate``."""
+    """``m`` and the GD step size of a :class:`FirstLayerGDRegressor`."""
     width = check_width(estimator.hidden_layer_sizes, symbol="m", example=8)
-    rate = estimator.learning_rate_init
-    for old, new in _RENAMED.items():
-        value = getattr(estimator, old)
-        if not deprecated_value_passed(value):
-            continue
-        warnings.warn(
-            f"{old!r} was renamed {new!r} in 0.1 (as in sklearn's MLPRegressor) "
-            f"and will be removed in 0.3; pass {new}={value!r} instead.",
-            FutureWarning,
-            stacklevel=3,
-        )
-        if old == "width":
-            width = int(value)
-        else:
-            rate = float(value)
-    return width, rate
+    return width, float(estimator.learning_rate_init)
 
 
 def _second_layer(second_layer, width: int) -> np.ndarray:
@@ -164,12 +138,6 @@ default="ones"
         Precision of the network. The default is float64, unlike the library's
         other estimators, because small Hessian eigenvalues (and the overlaps
         of tiny initial components) need it; the networks are small.
-    width : int, deprecated
-        Former name of ``hidden_layer_sizes``; warns (``FutureWarning``) and
-        will be removed in 0.3.
-    learning_rate : float, deprecated
-        Former name of ``learning_rate_init``; warns and will be removed in
-        0.3.
 
     Attributes
     ----------
@@ -266,18 +234,10 @@ default="ones"
             "array-like",
             Interval(Integral, 1, None, closed="left"),
         ],
-        "width": [
-            Interval(Integral, 1, None, closed="left"),
-            _DEPRECATED,
-        ],
         "activation": [StrOptions(set(ACTIVATIONS)), callable],
         "second_layer": [StrOptions({"ones", "signs"}), "array-like"],
         "init": [StrOptions({"random", "spectral"}), HasMethods(["fit"]), "array-like"],
         "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
-        "learning_rate": [
-            Interval(Real, 0, None, closed="neither"),
-            _DEPRECATED,
-        ],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "hessian_every": [Interval(Integral, 1, None, closed="left"), None],
         "hessian_k": [Interval(Integral, 1, None, closed="left")],
@@ -302,16 +262,12 @@ default="ones"
         verbose=0,
         device="cpu",
         dtype="float64",
-        width=DEPRECATED,
-        learning_rate=DEPRECATED,
     ):
         self.hidden_layer_sizes = hidden_layer_sizes
-        self.width = width
         self.activation = activation
         self.second_layer = second_layer
         self.init = init
         self.learning_rate_init = learning_rate_init
-        self.learning_rate = learning_rate
         self.max_iter = max_iter
         self.hessian_every = hessian_every
         self.hessian_k = hessian_k

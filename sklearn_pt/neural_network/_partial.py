@@ -669,14 +669,6 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         self.device_ = device
         self._y_is_1d = y.ndim == 1
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        module = getattr(self, "module_", None)
-        if module is not None and "project_inputs" not in vars(module):
-            # Pickled before module_ held the sphere projection (which the
-            # estimator applied then): the module takes it over.
-            module.project_inputs = self.project_to_sphere
-
     def _preprocess(self, X):
         return project_to_sphere(X) if self.project_to_sphere else X
 

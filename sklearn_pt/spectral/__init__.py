@@ -12,11 +12,8 @@
   Hessian by Hessian-vector products and Lanczos;
 - :class:`HessianMonitor` -- the smallest Hessian eigenvalues along training.
 
-``eigenvector_overlap`` moved to :mod:`sklearn_pt.metrics` in 0.1 (importing
-it from here warns until 0.3).
 """
 
-from .._moved import moved_names
 from ._hessian import HessianMonitor, hessian_spectrum
 from ._weights import (
     SoftEdge,
@@ -37,5 +34,3 @@ __all__ = [
     "soft_edge_test",
     "tracy_widom_quantile",
 ]
-
-__getattr__ = moved_names(__name__, "sklearn_pt.metrics", ["eigenvector_overlap"])

@@ -129,16 +129,3 @@ def test_spectral_matrix_and_subspace_overlap():
     assert subspace_overlap(basis[:, 0] + basis[:, 1], basis[:, :2]) == pytest.approx(1)
     with pytest.raises(ValueError, match="different dimensions"):
         subspace_overlap(np.ones(3), np.ones(4))
-
-
-def test_the_former_linear_model_path_still_works_with_a_future_warning():
-    import sklearn_pt.decomposition as decomposition
-    import sklearn_pt.linear_model as former
-
-    for name in decomposition.__all__:
-        with pytest.warns(
-            FutureWarning, match=rf"moved to sklearn_pt\.decomposition\.{name}"
-        ):
-            assert getattr(former, name) is getattr(decomposition, name)
-    with pytest.raises(AttributeError, match="no attribute 'PCA'"):
-        former.PCA  # noqa: B018

@@ -243,8 +243,6 @@ def test_params_clone_and_hyperparameters():
     assert kernel.get_params() == {
         "init_scale": 0.7,
         "init_scale_bounds": (0.1, 10.0),
-        "bias_range": "deprecated",  # the former names, until 0.3
-        "bias_range_bounds": "deprecated",
     }
     cloned = clone(kernel)
     assert cloned == kernel and cloned is not kernel
@@ -257,8 +255,6 @@ def test_params_clone_and_hyperparameters():
     assert BiasedReLUKernel().get_params() == {
         "init_scale": 1.0,
         "init_scale_bounds": (1e-2, 1e2),
-        "bias_range": "deprecated",
-        "bias_range_bounds": "deprecated",
     }
 
 
@@ -351,21 +347,3 @@ def test_fast_path_matches_the_general_quadrature_off_the_sphere():
         sq1.ravel(), sq2.ravel(), (X @ X.T).ravel(), d=6, tau=0.7
     )
     np.testing.assert_allclose(K, general.reshape(K.shape), rtol=0, atol=1e-12)
-
-
-def test_former_name_bias_range_still_works_with_a_future_warning():
-    # One spelling across kernel, features and networks: init_scale.
-    X = np.random.default_rng(0).normal(size=(12, 3))
-    current = BiasedReLUKernel(init_scale=0.7)
-    former = BiasedReLUKernel(bias_range=0.7, bias_range_bounds=(0.1, 10.0))
-    with pytest.warns(FutureWarning, match="'bias_range'.*renamed 'init_scale'"):
-        K_former = former(X)
-    np.testing.assert_array_equal(K_former, current(X))
-    # The former name stays the hyperparameter it sets, so GP tuning works.
-    assert former.hyperparameter_init_scale.name == "bias_range"
-    np.testing.assert_allclose(former.theta, np.log([0.7]))
-    tuned = former.clone_with_theta(np.log([2.0]))
-    assert tuned.bias_range == pytest.approx(2.0)
-    with pytest.warns(FutureWarning):
-        np.testing.assert_allclose(tuned(X), BiasedReLUKernel(init_scale=2.0)(X))
-    assert repr(current) == "BiasedReLUKernel(init_scale=0.7)"

@@ -1,32 +1,18 @@
-"""One module for the overlap metrics; their former homes forward to it."""
-
-import importlib
+"""One module for the overlap metrics."""
 
 import numpy as np
 import pytest
 
 import sklearn_pt.metrics as metrics
 
-FORMER = {
-    "subspace_overlap": ["sklearn_pt.decomposition", "sklearn_pt.linear_model"],
-    "neuron_overlap": ["sklearn_pt.neural_network"],
-    "eigenvector_overlap": ["sklearn_pt.spectral"],
-    "estimator_overlap": ["sklearn_pt.model_selection"],
-}
-
 
 def test_every_overlap_metric_is_in_metrics():
-    assert sorted(metrics.__all__) == sorted(FORMER)
-
-
-@pytest.mark.parametrize(
-    "name, module", [(n, m) for n, modules in FORMER.items() for m in modules]
-)
-def test_former_paths_forward_with_a_future_warning(name, module):
-    former = importlib.import_module(module)
-    assert name not in former.__all__
-    with pytest.warns(FutureWarning, match=rf"moved to sklearn_pt\.metrics\.{name}"):
-        assert getattr(former, name) is getattr(metrics, name)
+    assert sorted(metrics.__all__) == [
+        "eigenvector_overlap",
+        "estimator_overlap",
+        "neuron_overlap",
+        "subspace_overlap",
+    ]
 
 
 def test_neuron_overlap_is_the_best_cosine_or_the_subspace_overlap():

@@ -323,10 +323,9 @@ def test_negative_hessian_outlier_along_theta_only_above_threshold(seed):
     assert outlier_iterations(above)[0] < drop_iterations(above)[0]
 
 
-def test_mlp_names_and_attributes_with_the_former_names_deprecated():
+def test_mlp_names_and_attributes():
     # hidden_layer_sizes / learning_rate_init as MLPRegressor, coefs_ and
-    # intercepts_ as its lists; width= and learning_rate= still work for now,
-    # with a FutureWarning naming the new parameter.
+    # intercepts_ as its lists.
     from sklearn.neural_network import MLPRegressor
 
     X, y = make_phase_retrieval(60, 5, random_state=0)
@@ -341,13 +340,3 @@ def test_mlp_names_and_attributes_with_the_former_names_deprecated():
     hidden = NUMPY_ACTIVATIONS["gelu"](X @ reg.coefs_[0] + reg.intercepts_[0])
     manual = hidden @ reg.coefs_[1] + reg.intercepts_[1]
     np.testing.assert_allclose(manual.ravel(), reg.predict(X), rtol=1e-10)
-    with pytest.warns(FutureWarning, match="'width' was renamed 'hidden_layer_sizes'"):
-        old = FirstLayerGDRegressor(
-            width=3, max_iter=4, random_state=0, learning_rate_init=0.1
-        ).fit(X, y)
-    np.testing.assert_array_equal(old.first_layer_weights_, reg.first_layer_weights_)
-    with pytest.warns(FutureWarning, match="'learning_rate' was renamed"):
-        old = FirstLayerGDRegressor(
-            3, learning_rate=0.1, max_iter=4, random_state=0
-        ).fit(X, y)
-    np.testing.assert_array_equal(old.first_layer_weights_, reg.first_layer_weights_)

@@ -564,21 +564,3 @@ def test_module_is_the_whole_predictive_map(project_to_sphere):
     of_estimator = hessian_spectrum(reg, X, y, k=3, method="dense").eigenvalues
     of_module = hessian_spectrum(reg.module_, X, y, k=3, method="dense").eigenvalues
     np.testing.assert_allclose(of_estimator, of_module, rtol=1e-12)
-
-
-def test_a_model_pickled_before_module_held_the_projection_still_projects():
-    """Older pickles: module_ had no project_inputs and the estimator
-    projected; loading one gives the same predictions."""
-    X, y = make_sphere_regression(n_samples=40)
-    X = 3.0 * X
-    reg = PartiallyTrainableRegressor(
-        (8,), project_to_sphere=True, max_iter=3, random_state=0
-    )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        reg.fit(X, y)
-    expected = reg.predict(X)
-    del reg.module_.project_inputs  # as the module was before
-    loaded = pickle.loads(pickle.dumps(reg))
-    assert loaded.module_.project_inputs is True
-    np.testing.assert_array_equal(loaded.predict(X), expected)

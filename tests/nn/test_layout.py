@@ -35,16 +35,6 @@ def test_every_public_module_class_is_a_torch_module():
     assert all(issubclass(c, torch.nn.Module) for c in classes)
 
 
-def test_first_layer_network_moved_to_nn():
-    import sklearn_pt.neural_network as former
-
-    assert "FirstLayerNetwork" not in former.__all__
-    with pytest.warns(
-        FutureWarning, match=r"moved to sklearn_pt\.nn\.FirstLayerNetwork"
-    ):
-        assert former.FirstLayerNetwork is nn.FirstLayerNetwork
-
-
 def test_make_generator_accepts_a_generator_and_keeps_sklearn_seeds():
     from sklearn.utils import check_random_state
 
