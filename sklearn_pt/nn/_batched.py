@@ -210,8 +210,7 @@ class BatchedPartiallyTrainableMLP(nn.Module):
         """
         for layer in self.layers:
             x = F.relu(_affine(x, layer))
-        bias = self.readout_bias.unsqueeze(1)
-        return torch.baddbmm(bias, x, self.readout_weight.mT)
+        return _readout(self.readout_bias.unsqueeze(1), x, self.readout_weight)
 
     @torch.no_grad()
     def squared_error_gradients_(
@@ -276,8 +275,8 @@ class BatchedPartiallyTrainableMLP(nn.Module):
             rows = slice(start, start + chunk)
             x_rows, y_rows = (x[:, rows], y[:, rows]) if chunk < n_rows else (x, y)
             activations = self._hidden_activations(x_rows, views, workspace)
-            residual = torch.baddbmm(
-                views.readout_bias, activations[-1], views.readout_weight.mT
+            residual = _readout(
+                views.readout_bias, activations[-1], views.readout_weight
             ).sub_(y_rows)
             squared_errors += residual.square().sum((1, 2))
             residual.mul_(scale)
@@ -310,9 +309,7 @@ class BatchedPartiallyTrainableMLP(nn.Module):
         """
         for depth, layer in enumerate(self.layers):
             x = F.relu(torch.bmm(x, layer) if depth == 0 else _affine(x, layer))
-        outputs = torch.baddbmm(
-            self.readout_bias.unsqueeze(1), x, self.readout_weight.mT
-        )
+        outputs = _readout(self.readout_bias.unsqueeze(1), x, self.readout_weight)
         return 0.5 * (outputs - y).square().mean((1, 2))
 
     @torch.no_grad()
@@ -360,8 +357,8 @@ class BatchedPartiallyTrainableMLP(nn.Module):
         for start in range(0, n_rows, chunk):
             rows = slice(start, start + chunk)
             hidden = self._hidden_activations(x[:, rows], views, workspace)[-1]
-            outputs[:, rows] = torch.baddbmm(
-                views.readout_bias, hidden, views.readout_weight.mT
+            outputs[:, rows] = _readout(
+                views.readout_bias, hidden, views.readout_weight
             )
         return outputs
 
@@ -603,6 +600,18 @@ def _augmented(weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
     """``(K, out, in)`` weights and ``(K, out)`` biases as one ``(K, in + 1,
     out)`` tensor: ``W^T`` over the bias row."""
     return torch.cat([weight.detach().mT, bias.detach().unsqueeze(1)], dim=1)
+
+
+def _readout(bias: torch.Tensor, hidden: torch.Tensor, weight: torch.Tensor):
+    """``hidden @ weight^T + bias`` for K stacked networks, (K, n, outputs).
+
+    Computed as ``(weight @ hidden^T + bias^T)^T`` (a view of a (K, outputs,
+    n) result): with few outputs the product then streams ``hidden`` as the
+    right-hand operand, which MKL reads about twice as fast as the left one
+    (one thread, 16 x 200 x 512 float32, one output: 250 vs 450-670 us,
+    measured side by side); the sums are the same dot products.
+    """
+    return torch.baddbmm(bias.mT, weight, hidden.mT).mT
 
 
 def _affine(x: torch.Tensor, layer: torch.Tensor) -> torch.Tensor:
