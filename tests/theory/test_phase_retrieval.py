@@ -36,7 +36,7 @@ def test_bad_delta_names_the_parameter(delta):
 @pytest.mark.parametrize("func", [spectral_overlap, spectral_threshold])
 def test_bad_preprocessing_says_the_options(func):
     args = (1.0,) if func is spectral_overlap else ()
-    with pytest.raises(ValueError, match="'optimal', 'trimming' or 'identity'"):
+    with pytest.raises(ValueError, match="'optimal', 'max-overlap', 'trimming' or 'identity'"):
         func(*args, preprocessing="truncated")
     with pytest.raises(ValueError, match="callable"):
         func(*args, preprocessing=np.sqrt)
