@@ -18,8 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 from joblib import delayed
 from scipy.optimize import brentq
+from sklearn.base import clone
 
 from .._progress import run_tasks
 from .._training import Callback
@@ -56,6 +58,7 @@ __all__ = [
     "PAPER_THRESHOLDS",
     "FeatureLearningPreset",
     "FirstPhaseSnapshot",
+    "HardDirectionProjection",
     "analyse",
     "crossing",
     "extrapolate_crossing",
@@ -88,7 +91,7 @@ SUCCESS_OVERLAP = 0.5
 TEST_LOSS_FRACTION = 0.5
 """The test-loss criterion: test MSE below this fraction of the trivial one."""
 FIRST_PHASE_WINDOW = 10
-FIRST_PHASE_DROP = 0.2
+FIRST_PHASE_DROP = 0.05
 """The end of the first phase (:func:`first_phase_end`): the first GD step
 ``t`` at which the training loss has fallen by less than ``FIRST_PHASE_DROP``
 (relative) over the last ``FIRST_PHASE_WINDOW`` steps."""
@@ -132,8 +135,8 @@ COLUMNS = (
     "test_loss_ratio",
     "plateau",
     "first_phase_step",
-    "first_phase_loss",
     "first_phase_overlap",
+    "hessian_step",
     "outlier_eigenvalue",
     "outlier_overlap",
     "bulk_edge",
@@ -142,9 +145,13 @@ COLUMNS = (
 )
 """One row per fit. ``overlap``/``success``: at the end of training;
 ``plateau``: GD steps until the test loss halves (inf: never);
-``first_phase_*``: at the end of the first phase; ``outlier_eigenvalue``,
-``outlier_overlap``: the eigenpair of the Hessian there, among its ``width``
-smallest eigenvalues, whose eigenvector overlaps theta* most; ``bulk_edge``:
+``first_phase_step``, ``first_phase_overlap``: where the first-phase rule
+fires on the run's train loss (NaN: never) and W's overlap there (has the
+escape begun?); ``hessian_step``: where it fires in the run with theta*'s
+component held at 0 (:class:`HardDirectionProjection`), at whose weights
+``outlier_eigenvalue``, ``outlier_overlap`` are the eigenpair of the
+Hessian, among its ``width`` smallest eigenvalues, whose eigenvector
+overlaps theta* most; ``bulk_edge``:
 the ``width + 1``-th smallest eigenvalue; ``outlier``: 1 when the outlier is
 negative with overlap above :data:`HESSIAN_OVERLAP`; spectral rows carry the
 squared-overlap limit of their preprocessing instead."""
@@ -295,7 +302,7 @@ def first_phase_end(
     losses : sequence of float
         ``losses[t]``: the training loss after ``t`` steps.
     window : int, default=10
-    drop : float, default=0.2
+    drop : float, default=0.05
 
     Returns
     -------
@@ -318,16 +325,27 @@ def first_phase_end(
 
 class FirstPhaseSnapshot(Callback):
     """Training callback keeping the first-layer weights at the end of the
-    first phase (:func:`first_phase_end`), without stopping the training.
+    first phase (the rule of :func:`first_phase_end`).
 
     The loop hands each hook the loss *before* the step it just took, so the
     callback keeps the previous step's weights and stores them when the rule
     fires on that loss. ``step`` stays None when it never fires; ``weight``
     is then the last weights.
+
+    Parameters
+    ----------
+    module : FirstLayerNetwork
+        The network being trained.
+    window, drop : int, float
+        The rule's window and relative drop.
+    stop : bool, default=False
+        Stop the training when the rule fires.
     """
 
-    def __init__(self, module, *, window=FIRST_PHASE_WINDOW, drop=FIRST_PHASE_DROP):
-        self.module, self.window, self.drop = module, window, drop
+    def __init__(
+        self, module, *, window=FIRST_PHASE_WINDOW, drop=FIRST_PHASE_DROP, stop=False
+    ):
+        self.module, self.window, self.drop, self.stop = module, window, drop, stop
         self.losses: list[float] = []
         self.step: int | None = None
         self.weight = None
@@ -344,12 +362,47 @@ class FirstPhaseSnapshot(Callback):
         t = len(self.losses) - 1
         if self.step is None and _plateau_at(self.losses, t, self.window, self.drop):
             self.step, self.weight = t, self._previous
+            if self.stop:
+                return "end of the first phase"
         self._previous = self._current()
         return None
 
     def on_train_end(self, loop) -> None:
         if self.weight is None:
             self.weight = self._current()
+
+
+class HardDirectionProjection(Callback):
+    """Training callback holding the first-layer weights' component along
+    the latent directions at 0 (before training and after every step).
+
+    GD then runs the first phase as it runs when ``d -> inf``, where the
+    overlap with ``theta*`` stays ``O(d ** -1/2)`` until the escape: it
+    learns the easy directions and stops at the point whose Hessian
+    Montanari and Wang inspect, without the escape starting on the way
+    (at ``d = 100 .. 400`` it starts during the first phase).
+    """
+
+    def __init__(self, module, directions):
+        self.module = module
+        basis = np.linalg.qr(
+            np.asarray(directions, dtype=float).reshape(len(directions), -1)
+        )[0]
+        self.basis = torch.as_tensor(
+            basis, dtype=module.weight.dtype, device=module.weight.device
+        )
+
+    def project(self) -> None:
+        with torch.no_grad():
+            weight = self.module.weight
+            weight -= (weight @ self.basis) @ self.basis.T
+
+    def on_train_begin(self, loop) -> None:
+        self.project()
+
+    def on_iteration_end(self, loop, k, loss):
+        self.project()
+        return None
 
 
 def _hessian_outlier(module, weight, X, y, theta, width) -> tuple[float, ...]:
@@ -372,8 +425,25 @@ def _hessian_outlier(module, weight, X, y, theta, width) -> tuple[float, ...]:
     )
 
 
+def _first_phase_hessian(estimator, X, y, theta) -> tuple:
+    """GD with ``theta*``'s component held at 0, stopped at the end of its
+    first phase; ``(step, outlier eigenvalue, overlap, bulk edge)`` of the
+    Hessian there (step NaN when the rule never fired: the last weights)."""
+    plan = clone(estimator).plan_fit(X, y)
+    snapshot = FirstPhaseSnapshot(plan.module, stop=True)
+    projection = HardDirectionProjection(plan.module, theta)
+    plan.callbacks = [projection, *plan.callbacks, snapshot]
+    fitted = plan.complete(plan.run())
+    width = fitted.first_layer_weights_.shape[0]
+    outlier = _hessian_outlier(fitted.module_, snapshot.weight, X, y, theta, width)
+    step = math.nan if snapshot.step is None else float(snapshot.step)
+    return (step, *outlier)
+
+
 def _gd_run(method, init, width, d, delta, seed, preset, device) -> tuple:
-    """One fit of first-layer GD: the row of :data:`COLUMNS`."""
+    """One configuration, delta and seed: the full GD run (success, test
+    loss, plateau, the first-phase rule on its train loss) and the projected
+    first phase (Hessian outlier); the row of :data:`COLUMNS`."""
     n = max(round(delta * d), 1)
     X, y, theta = make_phase_retrieval(
         n + preset.n_test, d, random_state=seed, return_directions=True
@@ -389,32 +459,27 @@ def _gd_run(method, init, width, d, delta, seed, preset, device) -> tuple:
         random_state=seed,
         device=device,
     )
-    plan = estimator.plan_fit(X, y, eval_set=(X_test, y_test), true_directions=theta)
-    snapshot = FirstPhaseSnapshot(plan.module)
-    plan.callbacks = [*plan.callbacks, snapshot]
     head = (method, init, width, d, float(delta), seed, max_iter)
     try:
-        estimator = plan.complete(plan.run())
+        hessian = _first_phase_hessian(estimator, X, y, theta)
+        estimator.fit(X, y, eval_set=(X_test, y_test), true_directions=theta)
     except DivergenceError:
         return (*head, 0.0, 0, math.inf, math.inf, *[math.nan] * 6, 0, math.nan)
     history = estimator.history_
     test = np.asarray(history["test_loss"])
     below = np.flatnonzero(test <= PLATEAU_FRACTION * test[0])
-    step = snapshot.step
-    first = step if step is not None else len(history["train_loss"]) - 1
-    outlier = _hessian_outlier(estimator.module_, snapshot.weight, X, y, theta, width)
-    found = outlier[0] < 0 and outlier[1] > HESSIAN_OVERLAP and step is not None
+    first = first_phase_end(history["train_loss"])
     overlap = float(history["overlap"][-1])
+    found = hessian[1] < 0 and hessian[2] > HESSIAN_OVERLAP
     return (
         *head,
         overlap,
         int(overlap > SUCCESS_OVERLAP),
         held_out_loss_ratio(estimator, X_test, y_test, y),
         float(below[0]) if below.size else math.inf,
-        float(step) if step is not None else math.nan,
-        float(history["train_loss"][first]),
-        float(history["overlap"][first]),
-        *outlier,
+        math.nan if first is None else float(first),
+        math.nan if first is None else float(history["overlap"][first]),
+        *hessian,
         int(found),
         math.nan,
     )
@@ -1000,28 +1065,35 @@ def _cell(found) -> str:
     return f"{_fmt(found['value'])} {_interval_text(_interval(found['boots']))}"
 
 
-def _median(values) -> str:
+def _median(values, spec: str = ".0f") -> str:
     finite = np.asarray(values, dtype=float)
     finite = finite[np.isfinite(finite)]
-    return f"{np.median(finite):.0f}" if finite.size else "none"
+    return f"{np.median(finite):{spec}}" if finite.size else "none"
 
 
 def _crossing_table(analysis) -> list[str]:
     lines = [
         "| method | init | m | d | success crossing | delta_H (Hessian) | "
-        "test-loss crossing | first-phase step (median) | outlier overlap at "
-        "the largest delta (median) |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "test-loss crossing | run's first-phase step / W's overlap there "
+        "(medians) | projected first-phase step (median) | outlier eigenvalue / "
+        "bulk edge / overlap at the largest delta (medians) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for (method, init, width, d), found in analysis["crossings"].items():
         if method not in ACTIVATIONS:
             continue
         group = analysis["groups"][method, init, width, d]
+        top = [
+            np.nanmedian(group[c][-1])
+            for c in ("outlier_eigenvalue", "bulk_edge", "outlier_overlap")
+        ]
         lines.append(
             f"| {method} | {init} | {width} | {d} | {_cell(found['success'])} | "
             f"{_cell(found['hessian'])} | {_cell(found['test_loss'])} | "
-            f"{_median(group['first_phase_step'])} | "
-            f"{np.nanmedian(group['outlier_overlap'][-1]):.2f} |"
+            f"{_median(group['first_phase_step'])} / "
+            f"{_median(group['first_phase_overlap'], '.2f')} | "
+            f"{_median(group['hessian_step'])} | "
+            f"{top[0]:.3f} / {top[1]:.3f} / {top[2]:.2f} |"
         )
     return lines
 
@@ -1071,13 +1143,16 @@ def _summary(analysis, preset, n_seeds) -> str:
         f"per delta (seed s draws the data of every configuration). Success: "
         f"overlap > {SUCCESS_OVERLAP:g} at the end. End of the first phase: the "
         f"first step at which the train loss fell by less than "
-        f"{FIRST_PHASE_DROP:.0%} over {FIRST_PHASE_WINDOW} steps; there the "
-        f"{'width'} + 1 smallest Hessian eigenpairs (Lanczos); the outlier is "
-        f"the one of the width smallest whose eigenvector overlaps theta* most, "
-        f"found when negative with overlap > {HESSIAN_OVERLAP:g}; delta_H: the "
-        f"crossing of that rate at {LEVEL:g}. Crossings by linear interpolation "
-        f"on the grid, {CONFIDENCE:.0%} bootstrap intervals over seeds; test-loss "
-        f"criterion: test MSE < {TEST_LOSS_FRACTION:g} x the trivial one."
+        f"{FIRST_PHASE_DROP:.0%} over {FIRST_PHASE_WINDOW} steps. The Hessian is "
+        "taken where that rule fires in a second GD run from the same "
+        "initialisation with theta*'s component held at 0 (the first phase as at "
+        "d -> inf, where the escape has not begun): its width + 1 smallest "
+        "eigenpairs (Lanczos); the outlier is the one of the width smallest whose "
+        "eigenvector overlaps theta* most, found when negative with overlap > "
+        f"{HESSIAN_OVERLAP:g}; delta_H: the crossing of that rate at {LEVEL:g}. "
+        f"Crossings by linear interpolation on the grid, {CONFIDENCE:.0%} "
+        "bootstrap intervals over seeds; test-loss criterion: test MSE < "
+        f"{TEST_LOSS_FRACTION:g} x the trivial one."
     )
     spectral = []
     d = analysis["dims"][-1]
@@ -1332,14 +1407,16 @@ def run_feature_learning(
     its grid and every seed, first-layer GD with the quadratic and the GeLU
     activation (random initialisation; also the spectral one at the smallest
     d for the preset's widths) is trained for :func:`step_budget` steps
-    (:func:`measure_runs`). At the end of the first phase (the first step at
-    which the train loss fell by less than 20% over 10 steps,
-    :func:`first_phase_end`) the Hessian's smallest eigenpairs give the
-    outlier; its rate over seeds crosses 1/2 at ``delta_H(d, m)``, shown
-    beside the success-rate crossing and the test-loss criterion of the same
-    runs, extrapolated in d with bootstrap intervals; the plateau before the
-    test loss halves measures grokking; both spectral methods (optimal and
-    max-overlap preprocessing) run on the same data, against their limits.
+    (:func:`measure_runs`). A second run from the same initialisation, with
+    theta*'s component held at 0 (:class:`HardDirectionProjection`), stops
+    at the end of the first phase (the first step at which the train loss
+    fell by less than 5% over 10 steps, :func:`first_phase_end`), where the
+    Hessian's smallest eigenpairs give the outlier; its rate over seeds
+    crosses 1/2 at ``delta_H(d, m)``, shown beside the success-rate
+    crossing and the test-loss criterion of the same runs, extrapolated in
+    d with bootstrap intervals; the plateau before the test loss halves
+    measures grokking; both spectral methods (optimal and max-overlap
+    preprocessing) run on the same data, against their limits.
     The verdicts follow from the CSV alone (:func:`judge`).
 
     Parameters
