@@ -839,7 +839,8 @@ def _paired_difference(first, second) -> tuple[float, tuple[float, float]]:
     """``first - second`` of two crossings and the interval of its paired
     resamples (resamples where either never crosses are dropped)."""
     value = first["value"] - second["value"]
-    boots = first["boots"] - second["boots"]
+    with np.errstate(invalid="ignore"):  # inf - inf: neither crosses
+        boots = first["boots"] - second["boots"]
     boots = boots[np.isfinite(boots)]
     if not boots.size:
         return value, (math.nan, math.nan)
@@ -994,7 +995,10 @@ def _plateau_differences(group, threshold) -> list[tuple[str, np.ndarray]]:
         with np.errstate(invalid="ignore"):
             differences = plateau[i] - plateau[i + 1]
         out.append(
-            (f"{deltas[i]:g}->{deltas[i + 1]:g}", np.nan_to_num(differences, nan=0.0))
+            (
+                f"{deltas[i]:g}->{deltas[i + 1]:g}",
+                np.where(np.isnan(differences), 0.0, differences),
+            )
         )
     return out
 

@@ -94,8 +94,9 @@ def _check_preprocessing(preprocessing) -> str:
     if callable(preprocessing) and not isinstance(preprocessing, str):
         raise ValueError(
             "preprocessing must be one of 'optimal', 'max-overlap', 'trimming' or "
-            "'identity'; a callable T has no closed description here (the formulas need the "
-            "supremum of T(y) and its behaviour there). Pass the name of one of "
+            "'identity'; a callable T has no closed description here (the "
+            "formulas need the supremum of T(y) and its behaviour there). Pass "
+            "the name of one of "
             "SpectralEstimator's preprocessings."
         )
     if preprocessing not in PREPROCESSINGS:
