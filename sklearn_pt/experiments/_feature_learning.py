@@ -1236,6 +1236,14 @@ def _draw_hessian(eigen_axis, overlap_axis, analysis):
                 color=f"C{k}",
                 label=label,
             )
+            eigen_axis.plot(
+                group["deltas"],
+                np.nanmedian(group["bulk_edge"], axis=1),
+                "x" + styles[method],
+                color=f"C{k}",
+                lw=0.6,
+                alpha=0.6,
+            )
             overlap_axis.plot(
                 group["deltas"],
                 np.nanmedian(group["outlier_overlap"], axis=1),
@@ -1248,7 +1256,7 @@ def _draw_hessian(eigen_axis, overlap_axis, analysis):
         xlabel="delta = n / d",
         ylabel="outlier eigenvalue (median over seeds)",
         title=f"Hessian at the end of the first phase, m={width}\n"
-        "the negative eigenvalue whose eigenvector is most along theta*",
+        "o: the outlier (eigenvector most along theta*); x: the bulk edge",
     )
     overlap_axis.axhline(HESSIAN_OVERLAP, color="0.4", ls="--", lw=0.8)
     overlap_axis.set(
