@@ -106,6 +106,9 @@ EXPONENTS = (1 / 3, 1 / 2, 1.0)
 """Finite-size exponents nu of the fits ``crossing(d) = c_inf + b d^-nu``;
 1/2 is quoted, the others bound the model uncertainty."""
 QUOTED_EXPONENT = 0.5
+INFORMATIVE_WIDTH = 0.5
+"""An extrapolation's interval can reproduce the paper's value only when it
+is at most this fraction of the value wide (else the data cannot tell)."""
 CONFIDENCE = 0.9
 """Coverage of every bootstrap interval (resampling the seeds)."""
 ACTIVATIONS = {"quadratic": "quadratic", "GeLU": "gelu"}
@@ -779,12 +782,13 @@ def as_table(rows: Sequence[tuple]) -> dict:
 # --------------------------------------------------------------------------
 TEST_INTERVAL = (
     f"{CONFIDENCE:.0%} percentile bootstrap interval over seeds ({N_BOOTSTRAP} "
-    "resamples, the extrapolation c_inf + b d^-1/2 refitted on each) contains "
-    "the value"
+    "resamples, the extrapolation c_inf + b d^-1/2 refitted on each), at most "
+    f"{INFORMATIVE_WIDTH:g} x the value wide, contains the value"
 )
 _FINITE_SIZE = (
-    "At finite d the crossings sit below the d -> inf value and move with d; "
-    "an interval that misses the paper's value at these d does not refute it."
+    "At finite d the crossings move with d and the extrapolation assumes the "
+    "exponent (nu 1/3..1 is the spread); an interval that misses the paper's "
+    "value at these d does not refute it."
 )
 
 
@@ -803,14 +807,17 @@ def _threshold_verdict(analysis, method: str, kind: str) -> Verdict:
     """delta_H (kind "hessian") or the success crossing (kind "success")
     extrapolated in d against the paper's delta_NN, per width."""
     paper = PAPER_THRESHOLDS[method]
-    outcomes, parts = {}, []
+    outcomes, parts, wide = {}, [], []
     for width in analysis["widths"]:
         fit = analysis["extrapolations"].get((method, width, kind))
         if fit is None:
             continue
-        finite = np.all(np.isfinite(fit["interval"]))
+        low, high = fit["interval"]
+        informative = np.isfinite(low) and high - low <= INFORMATIVE_WIDTH * paper
+        if np.isfinite(low) and not informative:
+            wide.append(f"m={width}")
         outcomes[f"m={width}"] = (
-            interval_test(fit["interval"], predicted=paper) if finite else NEITHER
+            interval_test(fit["interval"], predicted=paper) if informative else NEITHER
         )
         by_d = ", ".join(
             f"{_fmt(c)} (d={d})"
@@ -834,7 +841,13 @@ def _threshold_verdict(analysis, method: str, kind: str) -> Verdict:
         test=TEST_INTERVAL,
         measured=f"crossing of the rate at {LEVEL:g}: " + "; ".join(parts),
         paper=f"delta_NN = {paper:g} ({PAPER_CONDITIONS})",
-        reason=_FINITE_SIZE,
+        reason=_FINITE_SIZE
+        + (
+            f" Intervals wider than {INFORMATIVE_WIDTH:g} x the paper's value count "
+            f"as neither (the data cannot tell): {', '.join(wide)}."
+            if wide
+            else ""
+        ),
     )
 
 
