@@ -141,7 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="partial: error vs trainable proportion P, and the best "
         "approximation error the bound is about (partial-approximation alone); "
         "deep: the same by depth; two-step: spectra and outliers after two GD "
-        "steps; feature-learning: success rate vs n/d; all: every experiment",
+        "steps; feature-learning: Hessian threshold and success rate vs n/d; "
+        "all: every experiment",
     )
     reproduce.add_argument(
         "--scale",

@@ -16,8 +16,9 @@ a matplotlib figure and a summary of the measured claim) that
 - :func:`run_two_step` -- weight spectra after 0, 1, 2 gradient steps,
   outlier counts vs :func:`~sklearn_pt.theory.spike_count`, alignment for
   reused vs fresh batches (Moniri, Hassani, 2026);
-- :func:`run_feature_learning` -- success rate vs delta = n/d for
-  first-layer GD and the spectral method (Montanari, Wang, 2026).
+- :func:`run_feature_learning` -- the Hessian-defined threshold delta_H
+  and the success rate vs delta = n/d for first-layer GD, by d and width,
+  and both spectral baselines (Montanari, Wang, 2026).
 
 ``scale`` is one of :data:`SCALES` (``"small"``, ``"medium"``,
 ``"paper"``); ``"small"`` runs all five in about a minute (56.8 s) on a

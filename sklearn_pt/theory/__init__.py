@@ -24,7 +24,8 @@ Two gradient steps (Moniri, Hassani, 2026):
 Spectral method for phase retrieval (Lu, Li, 2020; Mondelli, Montanari, 2019):
 
 - :func:`spectral_overlap` -- asymptotic squared overlap of
-  :class:`~sklearn_pt.decomposition.SpectralEstimator` with ``theta*``;
+  :class:`~sklearn_pt.decomposition.SpectralEstimator` with ``theta*``
+  (``preprocessing="max-overlap"``: Luo, Alghamdi, Lu 2019, the largest);
 - :func:`spectral_threshold` -- the sample ratio above which it is positive.
 """
 

@@ -28,7 +28,7 @@ __all__ = ["spectral_overlap", "spectral_threshold"]
 
 FloatOrArray = float | NDArray[np.float64]
 
-PREPROCESSINGS = ("optimal", "trimming", "identity")
+PREPROCESSINGS = ("optimal", "max-overlap", "trimming", "identity")
 """The named preprocessings of ``SpectralEstimator`` (same order)."""
 
 
@@ -93,15 +93,16 @@ def _check_delta(delta: ArrayLike) -> NDArray[np.float64]:
 def _check_preprocessing(preprocessing) -> str:
     if callable(preprocessing) and not isinstance(preprocessing, str):
         raise ValueError(
-            "preprocessing must be one of 'optimal', 'trimming' or 'identity'; "
-            "a callable T has no closed description here (the formulas need the "
-            "supremum of T(y) and its behaviour there). Pass the name of one of "
+            "preprocessing must be one of 'optimal', 'max-overlap', 'trimming' or "
+            "'identity'; a callable T has no closed description here (the "
+            "formulas need the supremum of T(y) and its behaviour there). Pass "
+            "the name of one of "
             "SpectralEstimator's preprocessings."
         )
     if preprocessing not in PREPROCESSINGS:
         raise ValueError(
-            "preprocessing must be one of 'optimal', 'trimming' or 'identity', "
-            f"as in SpectralEstimator; got {preprocessing!r}."
+            "preprocessing must be one of 'optimal', 'max-overlap', 'trimming' or "
+            f"'identity', as in SpectralEstimator; got {preprocessing!r}."
         )
     return preprocessing
 
@@ -148,7 +149,21 @@ def _optimal_transform(u: NDArray[np.float64], delta: float) -> NDArray[np.float
     return (u_plus - 1.0) / np.maximum(u_plus + constant - 1.0, _DENOMINATOR_FLOOR)
 
 
+def _max_overlap_transform(u: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``SpectralEstimator``'s max-overlap ``T`` (``max_overlap_preprocessing``):
+    the optimal ``T`` with its constant held at 1."""
+    u_plus = np.maximum(u, 0.0)
+    return (u_plus - 1.0) / np.maximum(u_plus, _DENOMINATOR_FLOOR)
+
+
 def _preprocessing(name: str, delta: float, trimming_threshold: float):
+    if name == "max-overlap":
+        return _Preprocessing(
+            transform=_max_overlap_transform,
+            supremum=1.0,
+            edge=None,
+            breakpoints=(math.sqrt(_DENOMINATOR_FLOOR),),
+        )
     if name == "optimal":
         return _Preprocessing(
             transform=lambda u: _optimal_transform(u, delta),
@@ -304,12 +319,16 @@ def spectral_overlap(
     ----------
     delta : float or array-like of float
         The sample ratio ``n / d``, positive.
-    preprocessing : {"optimal", "trimming", "identity"}, default="optimal"
+    preprocessing : {"optimal", "max-overlap", "trimming", "identity"}, \
+default="optimal"
         The map ``T``, as in ``SpectralEstimator``: Mondelli--Montanari's
         ``T(y) = (y_+ - 1) / (y_+ + sqrt(delta / delta_u) - 1)``
-        (:func:`~sklearn_pt.decomposition.optimal_preprocessing`);
-        ``T(y) = y 1{y <= trimming_threshold}``; or ``T(y) = y``, responses
-        normalised to mean one.
+        (:func:`~sklearn_pt.decomposition.optimal_preprocessing`, optimal for
+        the threshold); Luo--Alghamdi--Lu's ``T(y) = 1 - 1/y_+``
+        (:func:`~sklearn_pt.decomposition.max_overlap_preprocessing`, the
+        largest overlap at every ``delta``); ``T(y) = y 1{y <=
+        trimming_threshold}``; or ``T(y) = y``, responses normalised to mean
+        one.
     trimming_threshold : float, default=9.0
         The cut of ``"trimming"``, in units of ``mean|y|``; ignored otherwise.
 
@@ -363,13 +382,14 @@ def spectral_overlap(
     Montanari's ``delta_u`` (no estimator does better). As ``delta -> inf``,
     ``lambda* ~ c`` and ``1 - <theta_hat, theta*>^2 ~ 5 / (2 delta)``.
     This ``T`` is optimal for the *threshold*, not for the overlap above it:
-    the same equations give a larger overlap for smaller ``c >= 1``, e.g.
-    0.639 at ``delta = 2`` and 0.925 at ``delta = 4`` for ``c = 1``
-    (``T(y) = 1 - 1/y``) against 0.486 and 0.705 here (measured with
-    ``SpectralEstimator`` and a callable ``T`` at ``d = 2000``, 3 seeds:
-    0.636 and 0.927). Luo, Alghamdi and Lu (2019) characterise the
-    overlap-maximising preprocessing; it is not among the estimator's named
-    ones, and this function describes the estimator as it is.
+    the same equations give a larger overlap for smaller ``c >= 1``.
+
+    *Max-overlap* (Luo, Alghamdi and Lu, 2019): ``c = 1`` at every
+    ``delta``, ``z = 1 - 1/y``, the preprocessing that maximises the
+    limiting overlap; ``tau = 1`` and ``psi_delta'(1) = 1/delta - 2 < 0``
+    above ``1/2``, so ``lambda_bar > 1``. Squared overlap 0.231, 0.639,
+    0.925 at ``delta = 1, 2, 4`` (against 0.206, 0.486, 0.705 for
+    ``"optimal"``); the same threshold ``1/2``.
 
     *Trimming* (Chen and Candès, 2015): ``z = y 1{y <= t}``, ``tau = t``;
     ``E[z^2 / (lambda - z)^2]`` diverges as ``lambda -> t``, so
@@ -406,6 +426,8 @@ def spectral_overlap(
     0.486
     >>> spectral_overlap([1.0, 4.0], "trimming").round(3).tolist()
     [0.0, 0.397]
+    >>> spectral_overlap([1.0, 2.0, 4.0], "max-overlap").round(4).tolist()
+    [0.2307, 0.6389, 0.9245]
     """
     arr = _check_delta(delta)
     name = _check_preprocessing(preprocessing)
@@ -436,7 +458,8 @@ def spectral_threshold(
 
     Parameters
     ----------
-    preprocessing : {"optimal", "trimming", "identity"}, default="optimal"
+    preprocessing : {"optimal", "max-overlap", "trimming", "identity"}, \
+default="optimal"
         The map ``T``, as in
         :class:`~sklearn_pt.decomposition.SpectralEstimator`.
     trimming_threshold : float, default=9.0

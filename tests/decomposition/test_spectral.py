@@ -83,6 +83,9 @@ def test_preprocessing_choices_match_their_formulas():
         preprocessing=lambda v: optimal_preprocessing(v / v.mean(), 20.0)
     ).fit(X, y)
     np.testing.assert_allclose(optimal.directions_, by_hand.directions_)
+    best = SpectralEstimator(preprocessing="max-overlap").fit(X, y)
+    by_hand = SpectralEstimator(preprocessing=lambda v: 1.0 - v.mean() / v).fit(X, y)
+    np.testing.assert_allclose(best.directions_, by_hand.directions_)
 
 
 def test_fitted_attributes_and_transform():

@@ -27,7 +27,6 @@ from sklearn_pt.experiments._feature_learning import (
     crossing,
     extrapolate_crossing,
     spectral_criterion_crossing,
-    step_budget,
 )
 from sklearn_pt.experiments._partial import (
     PARTIAL_PRESETS,
@@ -212,6 +211,7 @@ def test_two_step_predictions_follow_the_formula():
 
 
 def test_feature_learning_successes_and_crossings_agree_with_the_table():
+    # More in tests/experiments/test_feature_learning.py (verdicts from CSV).
     result = run_feature_learning(scale="tiny", progress=False)
     preset = FEATURE_LEARNING_PRESETS["tiny"]
     rows = [dict(zip(result.columns, row, strict=True)) for row in result.rows]
@@ -219,12 +219,13 @@ def test_feature_learning_successes_and_crossings_agree_with_the_table():
     assert {r["d"] for r in rows} == set(preset.dims)
     for method in ("quadratic", "GeLU", "spectral"):
         for d in preset.dims:
-            mine = [r for r in rows if r["method"] == method and r["d"] == d]
+            mine = [
+                r
+                for r in rows
+                if r["method"] == method and r["d"] == d and r["init"] != "spectral"
+            ]
             deltas = sorted({r["delta"] for r in mine})
-            # the coarse grid and the bisection's midpoints
-            grid = dict(preset.grids)[method]
-            assert set(grid) <= set(deltas)
-            assert len(deltas) <= len(grid) + preset.n_refinements
+            assert deltas == list(dict(preset.grids)[method])
             rates = [
                 np.mean([r["success"] for r in mine if r["delta"] == x]) for x in deltas
             ]
@@ -232,18 +233,11 @@ def test_feature_learning_successes_and_crossings_agree_with_the_table():
             got = result.metrics[f"crossing_{tag}_d{d}"]
             expected = crossing(deltas, rates)
             assert (math.isnan(got) and math.isnan(expected)) or got == expected
-            if method != "spectral":
-                assert all(
-                    r["max_iter"] == step_budget(preset.base_iter, d) for r in mine
-                )
-                assert all(np.isfinite(r["test_loss_ratio"]) for r in mine)
         assert method in result.summary
-    assert len(result.verdicts) == 5
-    # The spectral line compares with the limit's crossing of the same criterion.
+    assert len(result.verdicts) == 9
     limit = spectral_criterion_crossing()
     assert 0.5 < limit < 2.0
-    assert f"limit {limit:.2f} for the same criterion" in result.verdicts[-1]
-    assert all(any(v in line.lower() for v in VERDICTS) for line in result.verdicts)
+    assert f"above {limit:.2f} (optimal)" in result.summary
     assert "d -> infinity at fixed width m" in result.summary  # the conditions
 
 

@@ -8,7 +8,11 @@ from scipy.integrate import quad
 from scipy.special import erfcx
 
 from sklearn_pt.datasets import make_phase_retrieval
-from sklearn_pt.decomposition import SpectralEstimator, optimal_preprocessing
+from sklearn_pt.decomposition import (
+    SpectralEstimator,
+    max_overlap_preprocessing,
+    optimal_preprocessing,
+)
 from sklearn_pt.decomposition._spectral import (
     PREPROCESSINGS as ESTIMATOR_PREPROCESSINGS,
 )
@@ -16,6 +20,7 @@ from sklearn_pt.theory import spectral_overlap, spectral_threshold
 from sklearn_pt.theory._phase_retrieval import (
     PREPROCESSINGS,
     _limit,
+    _max_overlap_transform,
     _moments,
     _optimal_transform,
     _preprocessing,
@@ -36,7 +41,8 @@ def test_bad_delta_names_the_parameter(delta):
 @pytest.mark.parametrize("func", [spectral_overlap, spectral_threshold])
 def test_bad_preprocessing_says_the_options(func):
     args = (1.0,) if func is spectral_overlap else ()
-    with pytest.raises(ValueError, match="'optimal', 'trimming' or 'identity'"):
+    options = "'optimal', 'max-overlap', 'trimming' or 'identity'"
+    with pytest.raises(ValueError, match=options):
         func(*args, preprocessing="truncated")
     with pytest.raises(ValueError, match="callable"):
         func(*args, preprocessing=np.sqrt)
@@ -207,6 +213,38 @@ def test_optimal_dominates_trimming_and_identity(cut):
     assert np.all(spectral_threshold("trimming", trimming_threshold=cut) > 0.5)
 
 
+def test_max_overlap_transform_is_the_estimators_and_optimal_at_c_1():
+    u = np.concatenate([[0.0, 1e-10, 1e-8, 1e-6], np.linspace(0.01, 40.0, 401)])
+    np.testing.assert_array_equal(
+        _max_overlap_transform(u), max_overlap_preprocessing(u)
+    )
+    # T = 1 - 1/y is Mondelli-Montanari's T with the constant c = 1, the
+    # value it takes at delta <= 1/2; the latter's denominator u + 1 - 1
+    # rounds with relative error eps (1 + 1/u), hence the tolerance.
+    eps = np.finfo(np.float64).eps
+    best, optimal = max_overlap_preprocessing(u), optimal_preprocessing(u, 0.5)
+    bound = 4 * eps * (1 + 1 / np.maximum(u, eps)) * np.abs(optimal)
+    assert np.all(np.abs(best - optimal) <= bound)
+
+
+def test_max_overlap_has_the_same_threshold_and_a_larger_overlap_above_it():
+    """Luo, Alghamdi and Lu (2019): 1 - 1/y maximises the overlap at every
+    delta, with the weak-recovery threshold of the optimal T (1/2)."""
+    assert spectral_threshold("max-overlap") == pytest.approx(0.5, abs=1e-9)
+    best = spectral_overlap(DELTAS, "max-overlap")
+    optimal = spectral_overlap(DELTAS)
+    above = DELTAS > 0.5
+    assert np.all(best[~above] == 0)
+    assert np.all(best[above] > optimal[above])
+    # ... and above every constant c > 1 of the same family (by quadrature):
+    # the family's overlap falls with c at fixed delta.
+    for delta in (1.0, 2.0, 4.0):
+        for c in (1.1, 1.5, 2.0):
+            # the optimal T's constant is sqrt(2 delta'): c at delta' = c^2 / 2
+            family = _limit(delta, _preprocessing("optimal", c**2 / 2.0, 9.0))
+            assert family.overlap < spectral_overlap(delta, "max-overlap")
+
+
 # --------------------------------------------------------------------------
 # agreement with SpectralEstimator
 # --------------------------------------------------------------------------
@@ -218,6 +256,9 @@ CASES = [
     ("optimal", 2.0, (0, 1, 2), 0.0170, 0.0133),
     ("optimal", 4.0, (0, 1, 2), 0.0117, 0.0076),
     ("trimming", 4.0, (0, 1), 0.0219, 0.1137),
+    ("max-overlap", 1.0, (0,), 0.0242, 0.0196),
+    ("max-overlap", 2.0, (0,), 0.0137, 0.0113),
+    ("max-overlap", 4.0, (0,), 0.0045, 0.0061),
 ]
 
 
@@ -255,7 +296,10 @@ def test_agrees_with_spectral_estimator(
 
     Measured at ``d = 2000`` over seeds 0..7 (mean +- sd of the squared
     overlap; theory in brackets): optimal ``delta = 1``: 0.215 +- 0.020
-    (0.206); 2: 0.476 +- 0.017 (0.486); 4: 0.698 +- 0.012 (0.705); trimming
+    (0.206); 2: 0.476 +- 0.017 (0.486); 4: 0.698 +- 0.012 (0.705);
+    max-overlap ``delta = 1``: 0.236 +- 0.024 (0.231); 2: 0.631 +- 0.014
+    (0.639); 4: 0.925 +- 0.005 (0.925), top eigenvalue 1.020 +- 0.020,
+    0.498 +- 0.011, 0.248 +- 0.006 (theory 1.000, 0.500, 0.250); trimming
     ``delta = 2``: 0.098 +- 0.064 (0.091); 3: 0.280 +- 0.019 (0.277); 4:
     0.393 +- 0.022 (0.397). The 8-seed means are within 0.010 of the theory
     (finite-size bias), so the tolerance is ``0.015 + 3 sd / sqrt(n_seeds)``
