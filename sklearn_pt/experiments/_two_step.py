@@ -144,7 +144,7 @@ TWO_STEP_PRESETS = {
     "small": TwoStepPreset(
         count_widths=(100, 200, 300),
         count_seeds=2,
-        align_dims=(100, 200, 400),
+        align_dims=(50, 100, 200, 400),
         align_seeds=8,
         readout_dims=(50, 100, 200),
     ),
@@ -224,6 +224,7 @@ def count_run(
         features.second_layer_weights_,
         features.step_sizes_,
         activation,
+        initial_weights=features.first_layer_weights_[0],
     )
     predicted = count_signal_outliers(
         signal.second, second.bulk_edge_
@@ -698,8 +699,8 @@ def _readout_verdicts(table) -> list[Verdict]:
                 f"{activation})",
                 [(f"d={d:g}", spec(d, 1), spec(d, 2)) for d in dims],
                 paper=(
-                    "the second step learns directions one step cannot (He_3: "
-                    "one step's linear coefficient is 0)"
+                    "one step learns only the linear part (He_3 has none); the "
+                    "second step adds the higher orders"
                 ),
             )
         )

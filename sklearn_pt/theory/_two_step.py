@@ -171,8 +171,8 @@ def hermite_coefficients(
     --------
     >>> import numpy as np
     >>> from sklearn_pt.theory import hermite_coefficients
-    >>> hermite_coefficients("hermite3", 4).round(12).tolist()
-    [0.0, 1.0, 0.5, 0.166666666667, 0.0]
+    >>> hermite_coefficients("hermite3", 4).round(12).tolist()  # He_3's own
+    [-0.0, 1.0, 0.5, 0.166666666667, 0.0]
     >>> c = hermite_coefficients("relu", 3)  # 1/sqrt(2 pi), 1/2, phi(0)/2, 0
     >>> bool(np.allclose(c, [0.398942, 0.5, 0.199471, 0.0], atol=1e-6))
     True
@@ -204,15 +204,20 @@ def hermite_coefficients(
     return coefficients
 
 
-def _vanishing_orders(activation, max_order: int) -> NDArray[np.bool_]:
-    """``vanish[k - 1]`` for ``k = 1 .. max_order``: is ``c_{k+1}`` zero, by
+def _zero_coefficients(activation, degree: int) -> NDArray[np.bool_]:
+    """``zero[k]`` for ``k = 0 .. degree``: is ``c_k`` zero, by
     :data:`ZERO_COEFFICIENT_RTOL`?"""
-    c = hermite_coefficients(activation, max_order + 1)
+    c = hermite_coefficients(activation, degree)
     log_factorials = np.cumsum(np.log(np.maximum(np.arange(c.size), 1)))
     share = np.abs(c) * np.exp(0.5 * log_factorials)
     z, weights = _gaussian_rule()
     norm = np.sqrt(weights @ _evaluate_activation(activation, z) ** 2)
-    return share[2:] <= ZERO_COEFFICIENT_RTOL * norm
+    return share <= ZERO_COEFFICIENT_RTOL * norm
+
+
+def _vanishing_orders(activation, max_order: int) -> NDArray[np.bool_]:
+    """``vanish[k - 1]`` for ``k = 1 .. max_order``: is ``c_{k+1}`` zero?"""
+    return _zero_coefficients(activation, max_order + 1)[2:]
 
 
 def spike_count(
@@ -523,13 +528,29 @@ class TwoStepSignal(NamedTuple):
 
 
 def smoothed_derivative(
-    activation: str | Callable, shifts: ArrayLike
+    activation: str | Callable, shifts: ArrayLike, scales: ArrayLike = 1.0
 ) -> NDArray[np.float64]:
-    """``m(Delta) = E[sigma'(z + Delta)] = E[z sigma(z + Delta)]``, z ~ N(0, 1).
+    """``m(s, Delta) = E[sigma'(s z + Delta)] = E[z sigma(s z + Delta)] / s``,
+    ``z ~ N(0, 1)``.
 
     The Gaussian smoothing of ``sigma'`` (Stein's lemma gives it without a
-    derivative); its Taylor coefficients are ``E[sigma^(k+1)] / k! =
-    (k+1) c_{k+1}``, the weights of the second step's orders.
+    derivative). At ``s = 1`` its Taylor coefficients in ``Delta`` are
+    ``E[sigma^(k+1)] / k! = (k+1) c_{k+1}``, the weights of the second
+    step's orders; a wider ``s`` smooths them away (for ``sin``,
+    ``e^(-s^2/2)``). Tabulated on a grid (801 shifts, 25 scales) and
+    interpolated linearly.
+
+    Parameters
+    ----------
+    activation : str or callable
+    shifts : array-like of shape (N, n) or (n,)
+        ``Delta``.
+    scales : float or array-like of shape (N,), default=1.0
+        ``s``, one per row of ``shifts`` (positive).
+
+    Returns
+    -------
+    ndarray of the shape of ``shifts``
 
     Examples
     --------
@@ -538,15 +559,46 @@ def smoothed_derivative(
     >>> m = smoothed_derivative("sincos", [0.0, 0.5])  # e^-1/2 (cos - sin)
     >>> bool(np.allclose(m, np.exp(-0.5) * (np.cos([0, .5]) - np.sin([0, .5]))))
     True
+    >>> m = smoothed_derivative("sincos", [[0.0]], scales=[2.0])  # e^-2
+    >>> bool(np.isclose(m[0, 0], np.exp(-2.0), rtol=1e-4))
+    True
     """
     delta = np.asarray(shifts, dtype=np.float64)
+    matrix = np.atleast_2d(delta)
+    scale = np.broadcast_to(np.asarray(scales, dtype=np.float64), matrix.shape[:1])
+    if not np.all(scale > 0):
+        raise ValueError("scales must be positive (pre-activation widths).")
     z, weights = _gaussian_rule()
-    grid = np.linspace(delta.min(initial=0.0), delta.max(initial=0.0), 801)
-    values = _evaluate_activation(activation, (z[None, :] + grid[:, None]).ravel())
-    table = values.reshape(grid.size, z.size) @ (weights * z)
-    if grid[0] == grid[-1]:
-        return np.full(delta.shape, table[0])
-    return np.interp(delta, grid, table)
+    grid = np.linspace(delta.min(initial=0.0), delta.max(initial=0.0) + 1e-12, 801)
+    widths = np.linspace(scale.min(), scale.max() + 1e-12, 25)
+    points = widths[:, None, None] * z + grid[None, :, None]
+    values = _evaluate_activation(activation, points.ravel()).reshape(points.shape)
+    table = values @ (weights * z) / widths[:, None]  # (scales, shifts)
+    position = np.interp(scale, widths, np.arange(widths.size))
+    low = np.minimum(position.astype(int), widths.size - 2)
+    frac = (position - low)[:, None]
+    rows = (1 - frac) * table[low] + frac * table[low + 1]  # (N, shifts)
+    step = np.interp(matrix, grid, np.arange(grid.size))
+    left = np.minimum(step.astype(int), grid.size - 2)
+    t = step - left
+    out = (1 - t) * np.take_along_axis(rows, left, 1) + t * np.take_along_axis(
+        rows, left + 1, 1
+    )
+    return out.reshape(delta.shape)
+
+
+def _first_step(initial, X, y, a, eta, activation) -> NDArray[np.float64]:
+    """``W_1 = W_0 + eta diag(a) sigma'(W_0 X^T) diag(y) X / (n sqrt(N))``,
+    the correlation-loss step, with ``sigma'`` from autograd."""
+    import torch
+
+    from ..nn._activations import activation_function
+
+    pre = torch.as_tensor(X @ initial.T, dtype=torch.float64).requires_grad_(True)
+    activation_function(activation)(pre).sum().backward()
+    derivative = pre.grad.numpy().T  # (N, n)
+    step = (a[:, None] * derivative * y[None, :]) @ X / (X.shape[0] * np.sqrt(a.size))
+    return initial + eta * step
 
 
 def two_step_signal(
@@ -556,6 +608,7 @@ def two_step_signal(
     step_sizes: tuple[float, float],
     activation: str | Callable,
     *,
+    initial_weights: ArrayLike | None = None,
     max_order: int = 6,
 ) -> TwoStepSignal:
     """The signal of two correlation-loss steps at a finite width: the mean
@@ -566,13 +619,20 @@ def two_step_signal(
     step 1 adds the mean term ``S_1 = eta_1 mu_1 a beta_1^T / sqrt(N)`` and
     moves the pre-activation of neuron ``j`` at ``x`` by about
     ``Delta_j(x) = eta_1 mu_1 a_j (beta_1 . x) / sqrt(N)``. Step 2's
-    gradient has ``sigma'(w_j . x + Delta_j)``; averaging over ``w_j . x ~
-    N(0, 1)`` gives ``m(Delta) = E[sigma'(z + Delta)]``
-    (:func:`smoothed_derivative`), so its mean term is
+    gradient has ``sigma'(r_j . x + Delta_j)``, where ``r_j`` is row ``j`` of
+    ``W_1 - S_1`` (the initialisation plus step 1's full-rank part);
+    averaging over ``r_j . x ~ N(0, s_j^2)`` gives
+    ``m(s_j, Delta) = E[sigma'(s_j z + Delta)]`` (:func:`smoothed_derivative`),
+    so its mean term is
 
-    ``S_2 - S_1 = eta_2 diag(a) m(Delta(X_2)) diag(y_2) X_2 / (n_2 sqrt(N))``,
+    ``S_2 - S_1 = eta_2 diag(a) m(s, Delta(X_2)) diag(y_2) X_2 / (n_2 sqrt(N))``,
 
     computed as it stands (``Delta`` need not be small at a finite ``N``).
+    With ``initial_weights`` the widths ``s_j = |r_j|`` (times the rms of
+    ``|x| / sqrt(d)``) come from the exact first step; step 1's full-rank
+    part widens the rows with a large ``|a_j|`` most, which smooths away
+    the higher orders exactly where their left vectors ``a^(k+1)`` live.
+    Without, ``s_j = 1`` (the initialisation's width).
     Expanding ``m`` in ``Delta`` gives the orders of :func:`spike_count`:
 
     ``T_k = eta_2 (mu_{k+1} / k!) (eta_1 mu_1)^k N^(-(k+1)/2) a^(k+1) v_k^T``,
@@ -595,8 +655,11 @@ def two_step_signal(
         ``(eta_1, eta_2)``.
     activation : str or callable
         ``sigma``.
+    initial_weights : array-like of shape (N, d), default=None
+        ``W_0``: the pre-activation widths ``s_j`` of step 2 from the exact
+        first step; None takes ``s_j = 1``.
     max_order : int, default=6
-        Highest order ``k`` of ``orders``.
+        Highest order ``k`` of ``orders`` (the expansion at ``s = 1``).
 
     Returns
     -------
@@ -635,7 +698,13 @@ def two_step_signal(
     first = np.outer(eta1 * c[1] * a / root_width, beta)
     projection = X2 @ beta
     move = eta1 * c[1] / root_width
-    smoothed = smoothed_derivative(activation, np.outer(move * a, projection))
+    widths = np.ones(a.size)
+    if initial_weights is not None:
+        W0 = np.asarray(initial_weights, dtype=np.float64)
+        residual = _first_step(W0, X1, y1, a, eta1, activation) - first
+        input_scale = np.sqrt(np.mean(np.sum(X2 * X2, axis=1)) / X2.shape[1])
+        widths = np.linalg.norm(residual, axis=1) * input_scale
+    smoothed = smoothed_derivative(activation, np.outer(move * a, projection), widths)
     second = first + (eta2 / (X2.shape[0] * root_width)) * (
         (a[:, None] * smoothed) @ (y2[:, None] * X2)
     )
@@ -647,6 +716,7 @@ def two_step_signal(
             for k in range(max_order + 1)
         ]
     )
+    orders[_zero_coefficients(activation, max_order + 1)[1:]] = 0.0
     return TwoStepSignal(first, second, orders)
 
 
