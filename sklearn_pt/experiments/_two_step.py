@@ -301,7 +301,8 @@ def alignment_run(
     ).fit(X[:n], y[:n])
     weights = features.first_layer_weights_
     unit = np.ravel(theta) / np.linalg.norm(theta)
-    _, _, vt = np.linalg.svd(weights[2] - weights[1], full_matrices=False)
+    update = torch.as_tensor(weights[2] - weights[1], dtype=torch.float64)
+    vt = torch.linalg.svd(update, full_matrices=False)[2].numpy()
     spectrum = WeightSpectrum(edge="tracy-widom", level=level).fit(weights[2])
     vectors = spectrum.outlier_vectors_
     out = {
