@@ -34,7 +34,7 @@ def test_verdicts_follow_from_the_csv_alone(tiny):
     table = read_csv_table(tiny.files["csv"])
     assert list(table) == list(COLUMNS)
     assert judge(table) == tiny.verdicts
-    assert len(tiny.verdicts) == 7
+    assert len(tiny.verdicts) == 8
     assert all(isinstance(v, Verdict) and v.word in VERDICTS for v in tiny.verdicts)
     assert "reproduced qualitatively" not in tiny.markdown()
 
