@@ -1044,6 +1044,26 @@ def _draw_count(ax, table) -> None:
     ax.legend(fontsize=8)
 
 
+def _draw_count_means(ax, table) -> None:
+    rows = _where(table, quantity="added_outliers")
+    widths = _sorted_values(table, "width", rows)
+    for key, label, style in (
+        ("measured", "measured (Tracy-Widom)", "o-"),
+        ("finite_n", "finite-N prediction", "s--"),
+        ("lambda_paper", "Lambda", "^:"),
+    ):
+        values = [
+            _column(table, key, [i for i in rows if table["width"][i] == w])
+            for w in widths
+        ]
+        means, low, high = _interval_bars(values)
+        ax.errorbar(widths, means, yerr=[low, high], fmt=style, capsize=3, label=label)
+    ax.set_xscale("log")
+    ax.set(xlabel="N = n = d", ylabel="added outliers, mean over the grid (95% CI)")
+    ax.set_title("outliers added by step 2, over N", fontsize=10)
+    ax.legend(fontsize=8)
+
+
 def _draw_cells(ax, figure, table) -> None:
     rows = _where(table, quantity="added_outliers")
     width = max(table["width"][i] for i in rows)
@@ -1176,6 +1196,9 @@ def draw(table):
     if _where(table, quantity="added_outliers"):
         _draw_count(axes[0], table)
         _draw_cells(axes[1], figure, table)
+        _draw_count_means(axes[2], table)
+    else:
+        axes[2].axis("off")
     _draw_alignment(
         axes[3],
         table,
@@ -1187,7 +1210,6 @@ def draw(table):
     axes[4].set_title("He_3: alignment of W_2's outliers (95% CI)", fontsize=10)
     if _where(table, quantity="readout_mse"):
         _draw_readout(axes[5], table)
-    axes[2].axis("off")
     return figure
 
 
