@@ -428,7 +428,10 @@ class TwoStepFeatureLearner(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
     contains its own label), so its right singular vector is
     ``X^T (y^(k+1) - E y^(k+1)) / n``, which has a component along the
     target direction when ``E[(g^(k+1))']`` is nonzero; for ``g = He_3`` this
-    first happens at ``k = 2``, hence alignment needs ``Lambda >= 2``.
+    first happens at ``k = 2``, hence alignment needs ``Lambda >= 2`` and an
+    activation with ``c_3 != 0`` (``tanh``, ``"sincos"``; not ``gelu``,
+    ``relu`` or ``softplus``), since the order-``k`` term carries
+    ``E[sigma^(k+1)] = (k+1)! c_{k+1}``.
     With a fresh batch these self-terms are absent.
 
     The remainder of each step is full rank and of operator norm
@@ -441,8 +444,12 @@ class TwoStepFeatureLearner(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
     target, ``N = n = d`` from 400 to 2000, fitted bulk edge): the first step
     gives one outlier; the second adds none well inside
     ``alpha1 + alpha2 < 1/2`` and one, aligned with ``X^T (y^2 - 1)``, where
-    the count is 1. Where the count is 2 or more it still adds one: the
-    order-2 and higher terms did not separate from the bulk at these sizes.
+    the count is 1. Where the count is 2 or more it still adds one: gelu has
+    no order 2 at all (``c_3 = 0``; the parity rule of
+    :func:`~sklearn_pt.theory.spike_count` with ``activation``), and its
+    order 3 (``4 c_4 = -0.06``) does not separate from the bulk at these
+    sizes (:func:`~sklearn_pt.theory.two_step_signal` gives each order's
+    size at a finite ``N``).
 
     References
     ----------
