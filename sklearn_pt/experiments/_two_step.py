@@ -723,6 +723,8 @@ def _alignment_verdicts(table) -> list[Verdict]:
         )
     )
     for control in (a for a in activations if a != carrier):
+        _, (g_reuse, (gr_low, gr_high)) = _exponents(table, control, "reuse")
+        _, (g_fresh, (gf_low, gf_high)) = _exponents(table, control, "fresh")
         verdicts.append(
             _sign_verdict(
                 table,
@@ -736,6 +738,16 @@ def _alignment_verdicts(table) -> list[Verdict]:
                 paper=(
                     f"spike_count(..., activation={control!r}) leaves out k = 2: "
                     "no He_3 alignment"
+                ),
+                reason=(
+                    f"{control}'s exponents in d: reuse b = {g_reuse:.2f} "
+                    f"[{gr_low:.2f}, {gr_high:.2f}], fresh b = {g_fresh:.2f} "
+                    f"[{gf_low:.2f}, {gf_high:.2f}]"
+                    + (
+                        " (both intervals below 0: both decay)."
+                        if max(gr_high, gf_high) < 0
+                        else "."
+                    )
                 ),
             )
         )
