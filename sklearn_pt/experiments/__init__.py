@@ -13,9 +13,10 @@ a matplotlib figure and a summary of the measured claim) that
   fitted mismatch ratio and its decay in m (``sklearn-pt reproduce partial``
   runs both);
 - :func:`run_deep` -- the same for several depths;
-- :func:`run_two_step` -- weight spectra after 0, 1, 2 gradient steps,
-  outlier counts vs :func:`~sklearn_pt.theory.spike_count`, alignment for
-  reused vs fresh batches (Moniri, Hassani, 2026);
+- :func:`run_two_step` -- outliers added by the second gradient step vs
+  :func:`~sklearn_pt.theory.spike_count` and a finite-N prediction, He_3
+  alignment for reused vs fresh batches under an activation that can carry
+  it, two steps against one (Moniri, Hassani, 2026);
 - :func:`run_feature_learning` -- the Hessian-defined threshold delta_H
   and the success rate vs delta = n/d for first-layer GD, by d and width,
   and both spectral baselines (Montanari, Wang, 2026).

@@ -52,9 +52,12 @@ class TwoStepFeatures(
     ----------
     hidden_layer_sizes : int or tuple of one int, default=(512,)
         The width ``N``, the number of features.
-    activation : {"gelu", "relu", "tanh", "softplus", "hermite2", "hermite3"}, \
-default="gelu"
-        ``sigma`` (:data:`sklearn_pt.nn.ACTIVATIONS`); the former names
+    activation : {"gelu", "relu", "tanh", "softplus", "hermite2", "hermite3", \
+"sincos"} or callable, default="gelu"
+        ``sigma`` (:data:`sklearn_pt.nn.ACTIVATIONS`), or a callable mapping a
+        tensor to a tensor elementwise (checked in ``fit``; module-level for
+        pickling), as for
+        :class:`~sklearn_pt.neural_network.TwoStepFeatureLearner`; the former names
         ``"quadratic"`` and ``"cubic"`` of the two Hermite polynomials are
         deprecated (``FutureWarning``).
     n_steps : {0, 1, 2}, default=2

@@ -39,7 +39,7 @@ from .._training import (
 )
 from ..exceptions import DivergenceError
 from ..nn import FeatureMap, TwoLayerNetwork  # noqa: F401 (FeatureMap: older pickles name it here)
-from ..nn._activations import ACTIVATIONS
+from ..nn._activations import activation_function
 from ..spectral import WeightSpectrum
 
 __all__ = ["TwoStepFeatureLearner"]
@@ -49,13 +49,24 @@ DEPRECATED_ACTIVATIONS = {"quadratic": "hermite2", "cubic": "hermite3"}
 """The two-step learners' former names of the Hermite-normalised polynomials
 (``"quadratic"`` meant ``He_1 + He_2 / 2`` here and ``z^2`` elsewhere)."""
 
-TWO_STEP_ACTIVATIONS = ("gelu", "relu", "tanh", "softplus", "hermite2", "hermite3")
+TWO_STEP_ACTIVATIONS = (
+    "gelu",
+    "relu",
+    "tanh",
+    "softplus",
+    "hermite2",
+    "hermite3",
+    "sincos",
+)
 
 
-def resolve_activation(estimator) -> str:
-    """The registry name of ``estimator.activation``, warning (FutureWarning)
-    for a former name, whose function it keeps until the names change."""
+def resolve_activation(estimator):
+    """The registry name of ``estimator.activation`` (warning, FutureWarning,
+    for a former name, whose function it keeps until the names change), or
+    the callable itself after a check that it maps a tensor elementwise."""
     name = estimator.activation
+    if callable(name):
+        return check_activation_callable(name, type(estimator).__name__)
     if name in DEPRECATED_ACTIVATIONS:
         new = DEPRECATED_ACTIVATIONS[name]
         warnings.warn(
@@ -68,6 +79,36 @@ def resolve_activation(estimator) -> str:
         )
         return new
     return name
+
+
+def check_activation_callable(function, owner: str):
+    """``function`` if it maps a float64 tensor that requires grad to a
+    tensor of its shape that autograd can differentiate (the gradient steps
+    need it), else a ValueError naming the parameter and the fix."""
+    probe = torch.linspace(-3.0, 3.0, 7, dtype=torch.float64).reshape(7, 1)
+    probe.requires_grad_(True)
+    try:
+        values = function(probe)
+    except Exception as error:
+        raise ValueError(
+            f"The activation callable of {owner} failed on a (7, 1) float64 "
+            f"tensor ({type(error).__name__}: {error}). Pass a function that "
+            "maps a tensor to a tensor elementwise (torch operations, e.g. "
+            "torch.sin), or a name such as 'gelu'."
+        ) from error
+    if (
+        not torch.is_tensor(values)
+        or values.shape != probe.shape
+        or not values.requires_grad
+    ):
+        got = tuple(values.shape) if torch.is_tensor(values) else type(values).__name__
+        raise ValueError(
+            f"The activation callable of {owner} must return a tensor of its "
+            f"input's shape that autograd can differentiate (it is applied "
+            f"elementwise to W x, and the steps take its gradient); got {got} "
+            "for a (7, 1) tensor. Use torch operations, e.g. torch.sin."
+        )
+    return function
 
 
 _HERMITE_FORMULAS = {
@@ -202,13 +243,13 @@ class _StepRecorder(Callback):
         self.weights.append(current.cpu().clone())
 
 
-def check_step(weight, X_b, activation: str, *, where: str, step_sizes) -> None:
+def check_step(weight, X_b, activation, *, where: str, step_sizes) -> None:
     """:func:`check_features_finite` on the weights after a gradient step,
     their pre-activations ``X_b W^T`` on the step's batch (computed once) and
     the features ``sigma`` of those."""
     with torch.no_grad():
         pre_activations = X_b @ weight.T
-        features = ACTIVATIONS[activation](pre_activations)
+        features = activation_function(activation)(pre_activations)
     check_features_finite(
         weight, pre_activations, features, where=where, step_sizes=step_sizes
     )
@@ -219,7 +260,10 @@ RIDGE_ALPHAS = np.logspace(-2, 5, 15)
 
 _TWO_STEP_CONSTRAINTS: dict = {
     "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
-    "activation": [StrOptions(set(TWO_STEP_ACTIVATIONS) | set(DEPRECATED_ACTIVATIONS))],
+    "activation": [
+        StrOptions(set(TWO_STEP_ACTIVATIONS) | set(DEPRECATED_ACTIVATIONS)),
+        callable,
+    ],
     "n_steps": [Interval(Integral, 0, 2, closed="both")],
     "step_size_exponents": ["array-like"],
     "step_size_constants": ["array-like"],
@@ -250,9 +294,16 @@ class TwoStepFeatureLearner(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
     ----------
     hidden_layer_sizes : int or tuple of one int, default=(512,)
         The width ``N``.
-    activation : {"gelu", "relu", "tanh", "softplus", "hermite2", "hermite3"}, \
-default="gelu"
-        ``sigma`` (:data:`sklearn_pt.nn.ACTIVATIONS`). ``"hermite2"`` is
+    activation : {"gelu", "relu", "tanh", "softplus", "hermite2", "hermite3", \
+"sincos"} or callable, default="gelu"
+        ``sigma`` (:data:`sklearn_pt.nn.ACTIVATIONS`); a callable maps a tensor
+        to a tensor elementwise (checked on a small tensor in ``fit``) and
+        must be picklable (a module-level function) for the estimator to be.
+        Which orders of the second step exist depends on ``sigma``'s Hermite
+        coefficients (:func:`~sklearn_pt.theory.hermite_coefficients`):
+        ``"gelu"``, ``"relu"`` and ``"softplus"`` have no ``c_3, c_5, ...``,
+        ``"tanh"`` no ``c_2, c_4, ...``, and ``"sincos"``
+        (``sin z + cos z``) has them all. ``"hermite2"`` is
         ``He_1 + He_2 / 2`` and ``"hermite3"``
         ``He_1 + He_2 / 2 + He_3 / 6``, polynomials of degree ``L = 2, 3``
         (the ``degree`` of :func:`~sklearn_pt.theory.spike_count`); the others
@@ -378,7 +429,10 @@ default="gelu"
     contains its own label), so its right singular vector is
     ``X^T (y^(k+1) - E y^(k+1)) / n``, which has a component along the
     target direction when ``E[(g^(k+1))']`` is nonzero; for ``g = He_3`` this
-    first happens at ``k = 2``, hence alignment needs ``Lambda >= 2``.
+    first happens at ``k = 2``, hence alignment needs ``Lambda >= 2`` and an
+    activation with ``c_3 != 0`` (``tanh``, ``"sincos"``; not ``gelu``,
+    ``relu`` or ``softplus``), since the order-``k`` term carries
+    ``E[sigma^(k+1)] = (k+1)! c_{k+1}``.
     With a fresh batch these self-terms are absent.
 
     The remainder of each step is full rank and of operator norm
@@ -391,8 +445,12 @@ default="gelu"
     target, ``N = n = d`` from 400 to 2000, fitted bulk edge): the first step
     gives one outlier; the second adds none well inside
     ``alpha1 + alpha2 < 1/2`` and one, aligned with ``X^T (y^2 - 1)``, where
-    the count is 1. Where the count is 2 or more it still adds one: the
-    order-2 and higher terms did not separate from the bulk at these sizes.
+    the count is 1. Where the count is 2 or more it still adds one: gelu has
+    no order 2 at all (``c_3 = 0``; the parity rule of
+    :func:`~sklearn_pt.theory.spike_count` with ``activation``), and its
+    order 3 (``4 c_4 = -0.06``) does not separate from the bulk at these
+    sizes (:func:`~sklearn_pt.theory.two_step_signal` gives each order's
+    size at a finite ``N``).
 
     References
     ----------

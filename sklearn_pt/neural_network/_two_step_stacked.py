@@ -48,7 +48,7 @@ class _StackedStepRecorder(Callback):
     :class:`_StepRecorder` (a failing model stops with its error) and a copy
     of its ``W``."""
 
-    def __init__(self, module, activation: str, step_sizes):
+    def __init__(self, module, activation, step_sizes):
         self.module, self.activation = module, activation
         self.step_sizes = step_sizes
         self.weights = [[] for _ in step_sizes]

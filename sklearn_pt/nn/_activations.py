@@ -13,7 +13,12 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-__all__ = ["ACTIVATIONS", "HERMITE_DEGREES", "activation_derivative"]
+__all__ = [
+    "ACTIVATIONS",
+    "HERMITE_DEGREES",
+    "activation_derivative",
+    "activation_function",
+]
 
 
 def _square(z: torch.Tensor) -> torch.Tensor:
@@ -28,6 +33,11 @@ def _hermite3(z: torch.Tensor) -> torch.Tensor:
     return z + 0.5 * (z * z - 1.0) + (z**3 - 3.0 * z) / 6.0  # + He_3 / 3!
 
 
+def _sincos(z: torch.Tensor) -> torch.Tensor:
+    # E[e^{iz} He_k(z)] = i^k e^{-1/2}: |c_k| = e^{-1/2} / k! for every k.
+    return torch.sin(z) + torch.cos(z)
+
+
 ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "gelu": F.gelu,
     "relu": F.relu,
@@ -36,10 +46,17 @@ ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "quadratic": _square,
     "hermite2": _hermite2,
     "hermite3": _hermite3,
+    "sincos": _sincos,
 }
 """Named activations ``sigma``, applied elementwise: GeLU (the exact
-``z * Phi(z)``), ReLU, tanh, softplus, ``z^2``, ``He_1 + He_2 / 2`` and
-``He_1 + He_2 / 2 + He_3 / 6``."""
+``z * Phi(z)``), ReLU, tanh, softplus, ``z^2``, ``He_1 + He_2 / 2``,
+``He_1 + He_2 / 2 + He_3 / 6`` and ``sin(z) + cos(z)``. ``"sincos"`` is
+smooth and bounded and, unlike the others, has every Hermite coefficient
+nonzero (``c_k = e^{-1/2} s_k / k!`` with signs ``s_k = 1, 1, -1, -1, 1,
+...``), so every order of the second GD step exists for it
+(:func:`sklearn_pt.theory.spike_count`): GeLU, ReLU and softplus are
+``z/2`` plus an even function (no ``c_3, c_5, ...``) and tanh is odd (no
+``c_2, c_4, ...``)."""
 
 HERMITE_DEGREES: dict[str, int | None] = {
     "gelu": None,
@@ -49,6 +66,7 @@ HERMITE_DEGREES: dict[str, int | None] = {
     "quadratic": 2,
     "hermite2": 2,
     "hermite3": 3,
+    "sincos": None,
 }
 """Degree ``L`` of each activation's Hermite expansion (``None``: infinite),
 the ``degree`` argument of :func:`sklearn_pt.theory.spike_count`."""
@@ -56,6 +74,10 @@ the ``degree`` argument of :func:`sklearn_pt.theory.spike_count`."""
 
 _SQRT_HALF = 0.5**0.5
 _INV_SQRT_2PI = (2.0 * torch.pi) ** -0.5
+
+
+def _sincos_derivative(z: torch.Tensor) -> torch.Tensor:
+    return torch.cos(z) - torch.sin(z)
 
 
 def _relu_derivative(z: torch.Tensor) -> torch.Tensor:
@@ -96,6 +118,7 @@ _DERIVATIVES = {  # keyed by the functions of ACTIVATIONS (tested: one for each)
     _square: _square_derivative,
     _hermite2: _hermite2_derivative,
     _hermite3: _hermite3_derivative,
+    _sincos: _sincos_derivative,
 }
 
 
@@ -128,3 +151,20 @@ def activation_derivative(
         return _DERIVATIVES.get(activation)
     except TypeError:  # an unhashable callable
         return None
+
+
+def activation_function(
+    activation: str | Callable[[torch.Tensor], torch.Tensor],
+) -> Callable[[torch.Tensor], torch.Tensor]:
+    """The function of a registry name, or the callable itself.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_pt.nn._activations import activation_function
+    >>> activation_function("sincos")(torch.tensor([0.0]))
+    tensor([1.])
+    >>> activation_function(torch.sin) is torch.sin
+    True
+    """
+    return ACTIVATIONS[activation] if isinstance(activation, str) else activation

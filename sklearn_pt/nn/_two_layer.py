@@ -8,27 +8,28 @@ import math
 import torch
 from torch import nn
 
-from ._activations import ACTIVATIONS
+from ._activations import activation_function
 
 __all__ = ["FeatureMap", "StackedTwoLayerNetwork", "TwoLayerNetwork"]
 
 
 class FeatureMap(nn.Module):
-    """``x -> sigma(W x)``, the hidden layer; ``W`` is the trained parameter."""
+    """``x -> sigma(W x)``, the hidden layer; ``W`` is the trained parameter;
+    ``activation`` is a name of :data:`ACTIVATIONS` or an elementwise callable."""
 
-    def __init__(self, weight: torch.Tensor, activation: str):
+    def __init__(self, weight: torch.Tensor, activation):
         super().__init__()
         self.weight = nn.Parameter(weight)
         self.activation = activation
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return ACTIVATIONS[self.activation](x @ self.weight.T)
+        return activation_function(self.activation)(x @ self.weight.T)
 
 
 class TwoLayerNetwork(nn.Module):
     """``f(x) = a^T sigma(W x) / sqrt(N)`` with a fixed second layer ``a``."""
 
-    def __init__(self, weight: torch.Tensor, readout: torch.Tensor, activation: str):
+    def __init__(self, weight: torch.Tensor, readout: torch.Tensor, activation):
         super().__init__()
         self.feature_map = FeatureMap(weight, activation)
         self.register_buffer("readout", readout)
@@ -46,7 +47,7 @@ class StackedTwoLayerNetwork(nn.Module):
     protocol of :class:`~sklearn_pt._training.StackedStepper`, with the
     per-network loss ``stacked_loss(outputs, y) -> (K,)``."""
 
-    def __init__(self, weight, readout, activation: str, stacked_loss):
+    def __init__(self, weight, readout, activation, stacked_loss):
         super().__init__()
         self.weight = nn.Parameter(weight)
         self.register_buffer("readout", readout)
@@ -54,7 +55,7 @@ class StackedTwoLayerNetwork(nn.Module):
         self.stacked_loss = stacked_loss
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        hidden = ACTIVATIONS[self.activation](torch.bmm(x, self.weight.mT))
+        hidden = activation_function(self.activation)(torch.bmm(x, self.weight.mT))
         outputs = torch.bmm(hidden, self.readout.unsqueeze(2)).squeeze(2)
         return outputs / math.sqrt(self.readout.shape[1])
 

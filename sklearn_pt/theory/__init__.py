@@ -15,7 +15,12 @@ Partially trainable networks (He, Lao, Lu, Zhang, 2026):
 Two gradient steps (Moniri, Hassani, 2026):
 
 - :func:`spike_count` -- outliers added to the weight spectrum by the second
-  step;
+  step (with ``activation``: only the orders whose Hermite coefficient is
+  nonzero);
+- :func:`hermite_coefficients` -- an activation's Hermite coefficients;
+- :func:`two_step_signal` -- the low-rank signal of the two steps at
+  a finite width, order by order, and :func:`bbp_threshold`, the size a
+  signal needs to leave the bulk;
 - :func:`cross_covariance_overlap` -- the chance-level overlap of a gradient
   step's rank-one term ``X^T y / n`` with ``theta``;
 - :func:`order_strength` -- the size ``N ** (alpha2 - k (1/2 - alpha1))`` of
@@ -39,19 +44,31 @@ from ._partial import (
     proportion_for_reduction,
 )
 from ._phase_retrieval import spectral_overlap, spectral_threshold
-from ._two_step import cross_covariance_overlap, order_strength, spike_count
+from ._two_step import (
+    bbp_threshold,
+    count_signal_outliers,
+    cross_covariance_overlap,
+    hermite_coefficients,
+    order_strength,
+    spike_count,
+    two_step_signal,
+)
 
 __all__ = [
     "approximation_bound",
+    "bbp_threshold",
     "biased_relu_alpha",
     "biased_relu_kappa0",
     "bound_shape",
+    "count_signal_outliers",
     "cross_covariance_overlap",
     "fit_mismatch_ratio",
+    "hermite_coefficients",
     "kappa_p",
     "order_strength",
     "proportion_for_reduction",
     "spectral_overlap",
     "spectral_threshold",
     "spike_count",
+    "two_step_signal",
 ]

@@ -7,14 +7,26 @@ with step sizes ``eta_i = c_i * N ** alpha_i``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from numbers import Integral
+from typing import NamedTuple
 
 import numpy as np
 from numpy.polynomial import hermite_e
 from numpy.typing import ArrayLike, NDArray
 
-__all__ = ["cross_covariance_overlap", "order_strength", "spike_count"]
+__all__ = [
+    "TwoStepSignal",
+    "bbp_threshold",
+    "count_signal_outliers",
+    "cross_covariance_overlap",
+    "hermite_coefficients",
+    "order_strength",
+    "smoothed_derivative",
+    "spike_count",
+    "two_step_signal",
+]
 
 _FLOOR_TOLERANCE = 1e-9
 """Ratios within this of an integer count as that integer (``0.3 / 0.15``)."""
@@ -51,11 +63,184 @@ def _check_degree(degree) -> float:
     return float(degree)
 
 
+_QUADRATURE_HALF_WIDTH = 20.0
+_QUADRATURE_PANELS = 80
+_QUADRATURE_ORDER = 20
+_MAX_HERMITE_DEGREE = 100
+
+ZERO_COEFFICIENT_RTOL = 1e-12
+"""A Hermite coefficient counts as zero when ``|c_k| sqrt(k!)`` (its share
+of ``sigma``'s norm, ``E[sigma^2] = sum_k c_k^2 k!``) is at most this times
+``sqrt(E[sigma^2])``. The quadrature leaves at most ``1.4e-16`` in the exact
+zeros of the registry's activations (orders up to 60); the smallest true
+coefficients up to order 30 of gelu, relu, softplus and tanh have shares
+above ``6e-8``. ``"sincos"``'s shares ``e^(-1/2) / sqrt(k!)`` fall below
+the tolerance from ``k = 24`` on: orders that small add nothing at any
+reachable width, and count as absent."""
+
+
+def _gaussian_rule(
+    panels: int = _QUADRATURE_PANELS,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Nodes and weights of ``E[f(z)]``, ``z ~ N(0, 1)``: Gauss--Legendre
+    panels (``panels`` a side) on ``[-20, 20]`` with a panel edge at 0 (a kink
+    there, as ReLU's, costs no accuracy), against the Gaussian density."""
+    x, w = np.polynomial.legendre.leggauss(_QUADRATURE_ORDER)
+    edges = np.linspace(-_QUADRATURE_HALF_WIDTH, _QUADRATURE_HALF_WIDTH, 2 * panels + 1)
+    half = np.diff(edges)[:, None] / 2
+    mid = (edges[:-1] + edges[1:])[:, None] / 2
+    z = (half * x + mid).ravel()
+    weights = (half * w).ravel() * np.exp(-0.5 * z * z) / np.sqrt(2 * np.pi)
+    return z, weights
+
+
+def _evaluate_activation(activation, z: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``sigma(z)`` for a registry name or a callable on tensors (or arrays)."""
+    import torch
+
+    from ..nn._activations import ACTIVATIONS
+
+    if isinstance(activation, str):
+        if activation not in ACTIVATIONS:
+            raise ValueError(
+                f"activation must be one of {sorted(ACTIVATIONS)} or a callable; "
+                f"got {activation!r}."
+            )
+        activation = ACTIVATIONS[activation]
+    if not callable(activation):
+        raise ValueError(
+            "activation must be a name of sklearn_pt.nn.ACTIVATIONS or a callable "
+            f"mapping a tensor to a tensor elementwise; got {activation!r}."
+        )
+    try:
+        values = activation(torch.as_tensor(z, dtype=torch.float64))
+        values = values.detach().cpu().numpy() if torch.is_tensor(values) else values
+    except (TypeError, AttributeError):  # a NumPy function
+        values = activation(z)
+    values = np.asarray(values, dtype=np.float64)
+    if values.shape != z.shape or not np.all(np.isfinite(values)):
+        raise ValueError(
+            "activation must map z elementwise to finite values of the same "
+            f"shape on [-{_QUADRATURE_HALF_WIDTH:g}, {_QUADRATURE_HALF_WIDTH:g}]; "
+            f"got shape {values.shape} for {z.shape} inputs, or non-finite values."
+        )
+    return values
+
+
+def hermite_coefficients(
+    activation: str | Callable, degree: int
+) -> NDArray[np.float64]:
+    """Hermite coefficients ``c_0, ..., c_degree`` of an activation.
+
+    ``c_k = E[sigma(z) He_k(z)] / k!`` for ``z ~ N(0, 1)`` and the
+    probabilists' Hermite polynomials ``He_k``, so that
+    ``sigma = sum_k c_k He_k`` in ``L^2(N(0, 1))`` and
+    ``E[sigma^(k)(z)] = k! c_k`` (Stein's lemma). The order-``k`` term of the
+    second gradient step carries ``E[sigma^(k+1)] = (k+1)! c_{k+1}``, so an
+    activation whose ``c_{k+1}`` vanishes has no order ``k``
+    (:func:`spike_count` with ``activation``).
+
+    Parameters
+    ----------
+    activation : str or callable
+        A name of :data:`sklearn_pt.nn.ACTIVATIONS` or an elementwise
+        function of a tensor (as the estimators take) or of an array.
+    degree : int
+        The largest ``k``, at most 100.
+
+    Returns
+    -------
+    ndarray of shape (degree + 1,)
+
+    Notes
+    -----
+    The expectation is a Gauss--Legendre rule on ``[-20, 20]`` (160 panels
+    of 20 nodes, one panel edge at 0) against the Gaussian density, and
+    ``He_k / sqrt(k!)`` comes from its stable three-term recurrence. A plain
+    Gauss--Hermite rule is spectrally accurate only for smooth functions:
+    with 200 nodes it errs by ``8e-4`` on ReLU's coefficients (the kink at
+    0), this rule by about ``1e-16``. Parity shows in the result:
+    ``gelu``, ``relu``, ``softplus`` and ``silu`` are ``z/2`` plus an even
+    function (their odd coefficients beyond ``c_1`` vanish), ``tanh`` is
+    odd (its even ones vanish).
+
+    References
+    ----------
+    .. [1] Moniri, Hassani (2026), "Feature Learning in Linear-Width Two-Layer
+       Networks: Two vs. One Step of Gradient Descent".
+    .. [2] O'Donnell (2014), "Analysis of Boolean Functions", ch. 11
+       (Hermite expansions in Gaussian space).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_pt.theory import hermite_coefficients
+    >>> hermite_coefficients("hermite3", 4).round(12).tolist()  # He_3's own
+    [-0.0, 1.0, 0.5, 0.166666666667, 0.0]
+    >>> c = hermite_coefficients("relu", 3)  # 1/sqrt(2 pi), 1/2, phi(0)/2, 0
+    >>> bool(np.allclose(c, [0.398942, 0.5, 0.199471, 0.0], atol=1e-6))
+    True
+    >>> bool(abs(hermite_coefficients("gelu", 3)[3]) < 1e-15)  # z/2 + even
+    True
+    """
+    if (
+        isinstance(degree, bool)
+        or not isinstance(degree, Integral)
+        or not 0 <= degree <= _MAX_HERMITE_DEGREE
+    ):
+        raise ValueError(
+            f"degree must be an int in [0, {_MAX_HERMITE_DEGREE}] (the largest "
+            f"Hermite order wanted); got {degree!r}."
+        )
+    z, weights = _gaussian_rule()
+    weighted = weights * _evaluate_activation(activation, z)
+    coefficients = np.empty(degree + 1)
+    previous, current = np.zeros_like(z), np.ones_like(z)  # He_k / sqrt(k!)
+    log_factorial = 0.0
+    for k in range(degree + 1):
+        if k:
+            log_factorial += np.log(k)
+            previous, current = (
+                current,
+                (z * current - np.sqrt(k - 1) * previous) / np.sqrt(k),
+            )
+        coefficients[k] = (weighted @ current) * np.exp(-0.5 * log_factorial)
+    return coefficients
+
+
+def _zero_coefficients(activation, degree: int) -> NDArray[np.bool_]:
+    """``zero[k]`` for ``k = 0 .. degree``: is ``c_k`` zero, by
+    :data:`ZERO_COEFFICIENT_RTOL`? (Cached for the registry's names.)"""
+    if isinstance(activation, str):
+        return _named_zero_coefficients(activation, degree).copy()
+    return _compute_zero_coefficients(activation, degree)
+
+
+@functools.lru_cache(maxsize=64)
+def _named_zero_coefficients(name: str, degree: int) -> NDArray[np.bool_]:
+    return _compute_zero_coefficients(name, degree)
+
+
+def _compute_zero_coefficients(activation, degree: int) -> NDArray[np.bool_]:
+    c = hermite_coefficients(activation, degree)
+    log_factorials = np.cumsum(np.log(np.maximum(np.arange(c.size), 1)))
+    share = np.abs(c) * np.exp(0.5 * log_factorials)
+    z, weights = _gaussian_rule()
+    norm = np.sqrt(weights @ _evaluate_activation(activation, z) ** 2)
+    return share <= ZERO_COEFFICIENT_RTOL * norm
+
+
+def _vanishing_orders(activation, max_order: int) -> NDArray[np.bool_]:
+    """``vanish[k - 1]`` for ``k = 1 .. max_order``: is ``c_{k+1}`` zero?"""
+    return _zero_coefficients(activation, max_order + 1)[2:]
+
+
 def spike_count(
     alpha1: ArrayLike,
     alpha2: ArrayLike | None = None,
     degree: int | None = None,
     *,
+    activation: str | Callable | None = None,
     total: bool = False,
 ) -> int | NDArray[np.int64]:
     """Number of outliers added to the weight spectrum by the second GD step.
@@ -133,6 +318,10 @@ def spike_count(
     1
     >>> spike_count(0.4, [0.05, 0.15, 0.25, 0.45]).tolist()
     [0, 1, 2, 4]
+    >>> spike_count(0.375, 0.45, activation="gelu")  # k = 1, 3: k = 2 absent
+    2
+    >>> spike_count(0.375, 0.45, activation="tanh")  # k = 2 only
+    1
     """
     a1 = _check_exponent(alpha1, "alpha1")
     cap = _check_degree(degree)
@@ -143,9 +332,24 @@ def spike_count(
     ratio = a2 / (0.5 - a1)
     count = np.floor(ratio + _FLOOR_TOLERANCE)
     count = np.minimum(count, cap - 1.0).astype(np.int64)
+    if activation is not None:
+        count = _count_present_orders(count, activation)
     if total:
         count = count + 1
     return int(count) if count.ndim == 0 else count
+
+
+def _count_present_orders(count: NDArray[np.int64], activation) -> NDArray[np.int64]:
+    """Of the orders ``1 .. count``, those whose ``c_{k+1}`` does not vanish."""
+    highest = int(count.max(initial=0))
+    if highest > _MAX_HERMITE_DEGREE - 1:
+        raise ValueError(
+            f"spike_count with an activation checks the Hermite coefficients up "
+            f"to order {_MAX_HERMITE_DEGREE}; these exponents give Lambda = "
+            f"{highest}. Pass activation=None for the formula alone."
+        )
+    present = np.concatenate([[0], np.cumsum(~_vanishing_orders(activation, highest))])
+    return present[count].astype(np.int64)
 
 
 def order_strength(
@@ -283,3 +487,293 @@ default="he3"
     kappa = weights @ (y * y * z * z)
     along = c1 * c1 + (kappa - c1 * c1) / n_samples
     return float(np.sqrt(along / (along + (n_features - 1) / n_samples)))
+
+
+def bbp_threshold(n_rows: int, n_cols: int, scale: float = 1.0) -> float:
+    """Smallest rank-one signal that leaves the bulk of an ``n_rows x n_cols``
+    noise matrix with entries of variance ``scale**2 / n_cols``.
+
+    For ``W = theta u v^T + Z`` (unit ``u, v``) the top singular value
+    separates from the bulk edge ``scale (1 + sqrt(c))``, ``c = n_rows /
+    n_cols``, iff ``theta > scale c^(1/4)`` (Benaych-Georges, Nadakuditi,
+    2012); it then sits at ``sqrt((1 + t^2)(c + t^2)) / t`` times ``scale``,
+    ``t = theta / scale``. With the initialisation ``W_0`` (rows
+    ``N(0, I_d / d)``) ``scale = 1``.
+
+    Parameters
+    ----------
+    n_rows, n_cols : int
+        ``N`` and ``d``.
+    scale : float, default=1.0
+        Entry standard deviation times ``sqrt(n_cols)``.
+
+    Returns
+    -------
+    float
+
+    References
+    ----------
+    .. [1] Benaych-Georges, Nadakuditi (2012), "The singular values and
+       vectors of low rank perturbations of large rectangular random
+       matrices", J. Multivariate Anal. 111.
+
+    Examples
+    --------
+    >>> from sklearn_pt.theory import bbp_threshold
+    >>> round(bbp_threshold(1600, 400), 4)  # 4 ** (1/4)
+    1.4142
+    """
+    if min(n_rows, n_cols) < 1 or not scale > 0:
+        raise ValueError(
+            f"n_rows and n_cols must be >= 1 and scale > 0; got {n_rows}, "
+            f"{n_cols}, {scale}."
+        )
+    return float(scale * (n_rows / n_cols) ** 0.25)
+
+
+class TwoStepSignal(NamedTuple):
+    """The mean-field signal of two gradient steps (:func:`two_step_signal`)."""
+
+    first: NDArray[np.float64]
+    """``S_1``, shape ``(N, d)``: the mean term of step 1 (rank one)."""
+    second: NDArray[np.float64]
+    """``S_2 = S_1 + `` step 2's mean term, shape ``(N, d)``."""
+    orders: NDArray[np.float64]
+    """``||T_k||`` of the expansion's order ``k = 0 .. max_order``."""
+
+
+def smoothed_derivative(
+    activation: str | Callable, shifts: ArrayLike, scales: ArrayLike = 1.0
+) -> NDArray[np.float64]:
+    """``m(s, Delta) = E[sigma'(s z + Delta)] = E[z sigma(s z + Delta)] / s``,
+    ``z ~ N(0, 1)``.
+
+    The Gaussian smoothing of ``sigma'`` (Stein's lemma gives it without a
+    derivative). At ``s = 1`` its Taylor coefficients in ``Delta`` are
+    ``E[sigma^(k+1)] / k! = (k+1) c_{k+1}``, the weights of the second
+    step's orders; a wider ``s`` smooths them away (for ``sin``,
+    ``e^(-s^2/2)``). Tabulated on a grid (401 shifts, 9 scales; 400
+    quadrature nodes) and interpolated linearly (relative error about
+    ``1e-3`` for shifts spread over a range of 10 and scales over 1).
+
+    Parameters
+    ----------
+    activation : str or callable
+    shifts : array-like of shape (N, n) or (n,)
+        ``Delta``.
+    scales : float or array-like of shape (N,), default=1.0
+        ``s``, one per row of ``shifts`` (positive).
+
+    Returns
+    -------
+    ndarray of the shape of ``shifts``
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_pt.theory._two_step import smoothed_derivative
+    >>> m = smoothed_derivative("sincos", [0.0, 0.5])  # e^-1/2 (cos - sin)
+    >>> bool(np.allclose(m, np.exp(-0.5) * (np.cos([0, .5]) - np.sin([0, .5]))))
+    True
+    >>> m = smoothed_derivative("sincos", [[0.0]], scales=[2.0])  # e^-2
+    >>> bool(np.isclose(m[0, 0], np.exp(-2.0), rtol=1e-4))
+    True
+    """
+    delta = np.asarray(shifts, dtype=np.float64)
+    matrix = np.atleast_2d(delta)
+    scale = np.broadcast_to(np.asarray(scales, dtype=np.float64), matrix.shape[:1])
+    if not np.all(scale > 0):
+        raise ValueError("scales must be positive (pre-activation widths).")
+    z, weights = _gaussian_rule(panels=10)
+    grid = np.linspace(delta.min(initial=0.0), delta.max(initial=0.0) + 1e-12, 401)
+    widths = np.linspace(scale.min(), scale.max() + 1e-12, 9)
+    points = widths[:, None, None] * z + grid[None, :, None]
+    values = _evaluate_activation(activation, points.ravel()).reshape(points.shape)
+    table = values @ (weights * z) / widths[:, None]  # (scales, shifts)
+    position = np.interp(scale, widths, np.arange(widths.size))
+    low = np.minimum(position.astype(int), widths.size - 2)
+    frac = (position - low)[:, None]
+    rows = (1 - frac) * table[low] + frac * table[low + 1]  # (N, shifts)
+    step = np.interp(matrix, grid, np.arange(grid.size))
+    left = np.minimum(step.astype(int), grid.size - 2)
+    t = step - left
+    out = (1 - t) * np.take_along_axis(rows, left, 1) + t * np.take_along_axis(
+        rows, left + 1, 1
+    )
+    return out.reshape(delta.shape)
+
+
+def _first_step(initial, X, y, a, eta, activation) -> NDArray[np.float64]:
+    """``W_1 = W_0 + eta diag(a) sigma'(W_0 X^T) diag(y) X / (n sqrt(N))``,
+    the correlation-loss step, with ``sigma'`` from autograd."""
+    import torch
+
+    from ..nn._activations import activation_function
+
+    pre = torch.as_tensor(X @ initial.T, dtype=torch.float64).requires_grad_(True)
+    activation_function(activation)(pre).sum().backward()
+    derivative = pre.grad.numpy().T  # (N, n)
+    step = (a[:, None] * derivative * y[None, :]) @ X / (X.shape[0] * np.sqrt(a.size))
+    return initial + eta * step
+
+
+def two_step_signal(
+    first_batch: tuple[ArrayLike, ArrayLike],
+    second_batch: tuple[ArrayLike, ArrayLike],
+    second_layer: ArrayLike,
+    step_sizes: tuple[float, float],
+    activation: str | Callable,
+    *,
+    initial_weights: ArrayLike | None = None,
+    max_order: int = 6,
+) -> TwoStepSignal:
+    """The signal of two correlation-loss steps at a finite width: the mean
+    terms of the steps, without and with the Hermite expansion.
+
+    With ``f(x) = a^T sigma(W x) / sqrt(N)``, ``mu_m = E[sigma^(m)(z)] =
+    m! c_m`` (:func:`hermite_coefficients`) and ``beta_1 = X_1^T y_1 / n_1``,
+    step 1 adds the mean term ``S_1 = eta_1 mu_1 a beta_1^T / sqrt(N)`` and
+    moves the pre-activation of neuron ``j`` at ``x`` by about
+    ``Delta_j(x) = eta_1 mu_1 a_j (beta_1 . x) / sqrt(N)``. Step 2's
+    gradient has ``sigma'(r_j . x + Delta_j)``, where ``r_j`` is row ``j`` of
+    ``W_1 - S_1`` (the initialisation plus step 1's full-rank part);
+    averaging over ``r_j . x ~ N(0, s_j^2)`` gives
+    ``m(s_j, Delta) = E[sigma'(s_j z + Delta)]`` (:func:`smoothed_derivative`),
+    so its mean term is
+
+    ``S_2 - S_1 = eta_2 diag(a) m(s, Delta(X_2)) diag(y_2) X_2 / (n_2 sqrt(N))``,
+
+    computed as it stands (``Delta`` need not be small at a finite ``N``).
+    With ``initial_weights`` the widths ``s_j = |r_j|`` (times the rms of
+    ``|x| / sqrt(d)``) come from the exact first step; step 1's full-rank
+    part widens the rows with a large ``|a_j|`` most, which smooths away
+    the higher orders exactly where their left vectors ``a^(k+1)`` live.
+    Without, ``s_j = 1`` (the initialisation's width).
+    Expanding ``m`` in ``Delta`` gives the orders of :func:`spike_count`:
+
+    ``T_k = eta_2 (mu_{k+1} / k!) (eta_1 mu_1)^k N^(-(k+1)/2) a^(k+1) v_k^T``,
+    ``v_k = X_2^T (y_2 * (X_2 beta_1)^k) / n_2``,
+
+    whose norm carries ``(k+1) |c_{k+1}|``, ``|c_1|^k``, the constants and
+    ``|v_k|`` and grows like ``N^(alpha2 - k (1/2 - alpha1))``. With a reused
+    batch ``x_i . beta_1`` contains ``|x_i|^2 y_i / n ~ y_i / delta``, so the
+    ``v_k`` of different orders differ. A singular value of ``S_2`` leaves
+    the bulk when it exceeds :func:`bbp_threshold` of the bulk's scale.
+
+    Parameters
+    ----------
+    first_batch, second_batch : tuple of (X, y)
+        Each step's samples (the same for a reused batch) and standardised
+        targets, as the estimators use them.
+    second_layer : array-like of shape (N,)
+        ``a``.
+    step_sizes : tuple of two floats
+        ``(eta_1, eta_2)``.
+    activation : str or callable
+        ``sigma``.
+    initial_weights : array-like of shape (N, d), default=None
+        ``W_0``: the pre-activation widths ``s_j`` of step 2 from the exact
+        first step; None takes ``s_j = 1``.
+    max_order : int, default=6
+        Highest order ``k`` of ``orders`` (the expansion at ``s = 1``).
+
+    Returns
+    -------
+    TwoStepSignal
+        ``first`` (``S_1``), ``second`` (``S_2``) and ``orders``
+        (``||T_k||``, 0 where ``c_{k+1} = 0``).
+
+    References
+    ----------
+    .. [1] Moniri, Hassani (2026), "Feature Learning in Linear-Width Two-Layer
+       Networks: Two vs. One Step of Gradient Descent".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_pt.theory import two_step_signal
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((400, 100)); y = np.tanh(X[:, 0])
+    >>> y = (y - y.mean()) / y.std()
+    >>> signal = two_step_signal(
+    ...     (X, y), (X, y), rng.standard_normal(400), (8.0, 8.0), "tanh")
+    >>> signal.second.shape, bool(signal.orders[1] == 0)  # tanh: c_2 = 0
+    ((400, 100), True)
+    """
+    if isinstance(max_order, bool) or not isinstance(max_order, Integral):
+        raise ValueError(f"max_order must be an int >= 0; got {max_order!r}.")
+    if not 0 <= max_order < _MAX_HERMITE_DEGREE:
+        raise ValueError(f"max_order must lie in [0, 99]; got {max_order}.")
+    X1, y1 = (np.asarray(v, dtype=np.float64) for v in first_batch)
+    X2, y2 = (np.asarray(v, dtype=np.float64) for v in second_batch)
+    a = np.asarray(second_layer, dtype=np.float64).ravel()
+    eta1, eta2 = (float(v) for v in step_sizes)
+    root_width = np.sqrt(a.size)
+    c = hermite_coefficients(activation, max_order + 1)
+    beta = X1.T @ y1 / X1.shape[0]
+    first = np.outer(eta1 * c[1] * a / root_width, beta)
+    projection = X2 @ beta
+    move = eta1 * c[1] / root_width
+    widths = np.ones(a.size)
+    if initial_weights is not None:
+        W0 = np.asarray(initial_weights, dtype=np.float64)
+        residual = _first_step(W0, X1, y1, a, eta1, activation) - first
+        input_scale = np.sqrt(np.mean(np.sum(X2 * X2, axis=1)) / X2.shape[1])
+        widths = np.linalg.norm(residual, axis=1) * input_scale
+    smoothed = smoothed_derivative(activation, np.outer(move * a, projection), widths)
+    second = first + (eta2 / (X2.shape[0] * root_width)) * (
+        (a[:, None] * smoothed) @ (y2[:, None] * X2)
+    )
+    orders = np.array(
+        [
+            abs(eta2 * (k + 1) * c[k + 1] * move**k / root_width)
+            * np.linalg.norm(a ** (k + 1))
+            * np.linalg.norm(X2.T @ (y2 * projection**k) / X2.shape[0])
+            for k in range(max_order + 1)
+        ]
+    )
+    orders[_zero_coefficients(activation, max_order + 1)[1:]] = 0.0
+    return TwoStepSignal(first, second, orders)
+
+
+def count_signal_outliers(signal: ArrayLike, bulk_edge: float) -> int:
+    """Singular values of a predicted signal that leave a bulk with this edge.
+
+    The bulk is taken as white noise whose upper edge is ``bulk_edge``: its
+    scale is ``bulk_edge / (1 + sqrt(c))``, ``c = N / d``, and a singular
+    value of ``S`` counts when it exceeds :func:`bbp_threshold` at that
+    scale (its outlier then lies above the edge). The steps broaden the bulk
+    unevenly (rows with a large ``|a_j|`` move more), so the edge is best
+    the measured one (``WeightSpectrum.bulk_edge_``): the library's
+    convention for the finite-``N`` prediction.
+
+    Parameters
+    ----------
+    signal : array-like of shape (N, d)
+        ``S_1`` or ``S_2`` of :func:`two_step_signal`.
+    bulk_edge : float
+        Upper edge of the bulk of ``W_1`` or ``W_2``, in singular values
+        (``1 + sqrt(N / d)`` for the initialisation).
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_pt.theory import count_signal_outliers
+    >>> S = np.outer(np.ones(400) / 20, np.eye(100)[0])  # one value, 1
+    >>> count_signal_outliers(1.5 * S, 3.0), count_signal_outliers(1.3 * S, 3.0)
+    (1, 0)
+    """
+    S = np.asarray(signal, dtype=np.float64)
+    if S.ndim != 2 or not bulk_edge > 0:
+        raise ValueError(
+            f"signal must be a matrix and bulk_edge positive; got shape "
+            f"{S.shape} and {bulk_edge!r}."
+        )
+    n_rows, n_cols = S.shape
+    scale = bulk_edge / (1.0 + np.sqrt(n_rows / n_cols))
+    values = np.linalg.svd(S, compute_uv=False)
+    return int(np.sum(values > bbp_threshold(n_rows, n_cols, scale)))

@@ -17,7 +17,6 @@ from sklearn_pt.experiments import (
     ExperimentResult,
     run_feature_learning,
     run_partial,
-    run_two_step,
 )
 from sklearn_pt.experiments._approximation import APPROXIMATION_PRESETS
 from sklearn_pt.experiments._common import VERDICTS, resolve_seeds, select_preset
@@ -187,27 +186,6 @@ def test_log_midpoint_and_paired_wins():
     a = np.array([[0.9, 0.8, 0.7], [0.1, 0.2, 0.3]])
     b = np.array([[0.8, 0.9, 0.6], [0.1, 0.1, 0.4]])
     assert paired_wins(a, b).tolist() == [2, 1]
-
-
-def test_two_step_predictions_follow_the_formula():
-    result = run_two_step(scale="tiny", progress=False)
-    rows = [dict(zip(result.columns, row, strict=True)) for row in result.rows]
-    counts = [r for r in rows if r["quantity"] == "added_outliers"]
-    assert counts
-    for row in counts:
-        ratio = row["alpha2"] / (0.5 - row["alpha1"])
-        assert row["predicted"] == math.floor(ratio + 1e-9)
-    match = np.mean([r["measured"] == r["predicted"] for r in counts])
-    assert result.metrics["count_match_rate"] == match
-    alignment = [r for r in rows if r["quantity"] == "he3_alignment"]
-    assert {r["batch"] for r in alignment} == {"reuse", "fresh"}
-    assert all(0 <= r["measured"] <= 1 for r in alignment)
-    energy = [r for r in rows if r["quantity"] == "he3_update_energy"]
-    assert len(energy) == len(alignment)
-    assert all(0 < r["measured"] <= r["d"] for r in energy)  # d |U theta|^2/|U|_F^2
-    steps = [r for r in rows if r["quantity"] == "outliers"]
-    assert [r["step"] for r in steps] == [0, 1, 2]
-    assert steps[0]["predicted"] == 0 and steps[1]["predicted"] == 1
 
 
 def test_feature_learning_successes_and_crossings_agree_with_the_table():

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+import torch
 from sklearn.base import clone
 
 from sklearn_pt.datasets import make_single_index
@@ -79,3 +80,22 @@ def test_cells_must_differ_only_in_the_grid_parameters():
     ]
     with pytest.raises(ValueError, match="differ in their class or in a parameter"):
         fit_two_steps_stacked(cells, X, y)
+
+
+def halved_tanh(z):
+    return torch.tanh(z) / 2
+
+
+@pytest.mark.parametrize("activation", ["sincos", halved_tanh])
+def test_stacked_grid_with_a_new_or_callable_activation_equals_the_fits(activation):
+    X, y = make_single_index(160, 12, random_state=1)
+    template = TwoStepFeatures(
+        hidden_layer_sizes=20, activation=activation, dtype="float64"
+    )
+    stacked = fit_two_steps_stacked(grid(template), X, y)
+    for fitted, alone in zip(stacked, grid(template), strict=True):
+        alone.fit(X, y)
+        for a, b in zip(
+            fitted.first_layer_weights_, alone.first_layer_weights_, strict=True
+        ):
+            np.testing.assert_allclose(a, b, rtol=RTOL, atol=1e-12)

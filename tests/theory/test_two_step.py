@@ -5,7 +5,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sklearn_pt.datasets import make_single_index
@@ -184,3 +184,193 @@ def test_cross_covariance_overlap_bad_arguments_say_what_to_do():
         cross_covariance_overlap(10, 3, "he7")
     with pytest.raises(ValueError, match="must not be constant"):
         cross_covariance_overlap(10, 3, np.ones_like)
+
+
+# ------------------------------------------------ Hermite coefficients
+from numpy.polynomial.hermite_e import hermeval  # noqa: E402
+from scipy.special import erf  # noqa: E402
+
+from sklearn_pt.theory import (  # noqa: E402
+    bbp_threshold,
+    count_signal_outliers,
+    hermite_coefficients,
+    two_step_signal,
+)
+from sklearn_pt.theory._two_step import (  # noqa: E402
+    _first_step,
+    smoothed_derivative,
+)
+
+
+def he_at_zero(m: int) -> float:
+    return 0.0 if m % 2 else (-1) ** (m // 2) * math.prod(range(m - 1, 0, -2))
+
+
+def test_hermite_coefficients_of_closed_forms():
+    phi0 = 1 / math.sqrt(2 * math.pi)
+    relu = [phi0, 0.5] + [
+        phi0 * he_at_zero(k - 2) / math.factorial(k) for k in range(2, 13)
+    ]  # E[relu He_k] = phi(0) He_{k-2}(0), k >= 2 (Stein twice)
+    np.testing.assert_allclose(hermite_coefficients("relu", 12), relu, atol=1e-14)
+    np.testing.assert_allclose(
+        hermite_coefficients("quadratic", 5), [1, 0, 1, 0, 0, 0], atol=1e-13
+    )
+    np.testing.assert_allclose(
+        hermite_coefficients("hermite2", 4), [0, 1, 0.5, 0, 0], atol=1e-13
+    )
+    np.testing.assert_allclose(
+        hermite_coefficients("hermite3", 5), [0, 1, 0.5, 1 / 6, 0, 0], atol=1e-13
+    )
+    # sin + cos: E[e^{iz} He_k] = i^k e^{-1/2}, so c_k = e^{-1/2} s_k / k!
+    signs = [1, 1, -1, -1] * 4
+    sincos = [math.exp(-0.5) * s / math.factorial(k) for k, s in enumerate(signs)]
+    np.testing.assert_allclose(hermite_coefficients("sincos", 15), sincos, atol=1e-14)
+    assert np.all(np.abs(sincos) > 0)
+
+
+@pytest.mark.parametrize("activation", ["gelu", "tanh", "softplus", "relu"])
+def test_hermite_coefficients_against_monte_carlo(activation):
+    import torch
+
+    from sklearn_pt.nn import ACTIVATIONS
+
+    z = np.random.default_rng(0).standard_normal(400_000)
+    values = ACTIVATIONS[activation](torch.as_tensor(z)).numpy()
+    c = hermite_coefficients(activation, 5)
+    for k in range(6):
+        samples = values * hermeval(z, np.eye(6)[k]) / math.factorial(k)
+        error = samples.std() / math.sqrt(z.size)
+        assert abs(samples.mean() - c[k]) < 4 * error + 1e-12
+
+
+def test_parity_of_the_registry_activations():
+    """gelu, relu, softplus: z/2 + even (no c_3, c_5, ...); tanh odd."""
+    for name in ("gelu", "relu", "softplus"):
+        c = hermite_coefficients(name, 9)
+        assert c[1] == pytest.approx(0.5, abs=1e-13)
+        share = np.abs(c) * np.sqrt([math.factorial(k) for k in range(10)])
+        assert np.all(share[3::2] < 1e-14)
+        assert np.all(share[2::2] > 1e-4)
+    c = hermite_coefficients("tanh", 9)
+    assert np.all(np.abs(c[0::2]) < 1e-14) and np.all(np.abs(c[1::2]) > 1e-5)
+
+
+def test_hermite_series_rebuilds_the_activation_and_callables_agree():
+    c = hermite_coefficients("sincos", 40)
+    z = np.linspace(-2.5, 2.5, 11)
+    np.testing.assert_allclose(hermeval(z, c), np.sin(z) + np.cos(z), atol=1e-10)
+    gelu = hermite_coefficients(lambda t: t * 0.5 * (1 + erf(t / math.sqrt(2))), 6)
+    np.testing.assert_allclose(gelu, hermite_coefficients("gelu", 6), atol=1e-14)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"activation": "swish", "degree": 3}, "activation must be one of"),
+        ({"activation": 3.0, "degree": 3}, "or a callable"),
+        ({"activation": "gelu", "degree": -1}, "degree must be an int"),
+        ({"activation": lambda t: t[:1], "degree": 2}, "same shape"),
+    ],
+)
+def test_hermite_coefficients_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        hermite_coefficients(**kwargs)
+
+
+@settings(deadline=None, max_examples=40)
+@given(alpha1=exponents, alpha2=exponents)
+def test_spike_count_with_activation_keeps_the_orders_with_nonzero_coefficients(
+    alpha1, alpha2
+):
+    a1, a2 = float(alpha1), float(alpha2)
+    lam = spike_count(a1, a2)
+    if lam > 22:  # sincos's shares fall below ZERO_COEFFICIENT_RTOL at k = 24
+        return
+    assert spike_count(a1, a2, activation="sincos") == lam  # all present
+    assert spike_count(a1, a2, activation="gelu") == (lam + 1) // 2  # k odd
+    assert spike_count(a1, a2, activation="tanh") == lam // 2  # k even
+    assert spike_count(a1, a2, activation="hermite2") == spike_count(a1, a2, 2)
+    assert spike_count(a1, a2, activation="hermite3") == spike_count(a1, a2, 3)
+
+
+def test_spike_count_activation_broadcasts_and_counts_the_total():
+    got = spike_count(0.4, [0.05, 0.15, 0.25, 0.45], activation="tanh", total=True)
+    assert got.tolist() == [1, 1, 2, 3]  # Lambda 0, 1, 2, 4 -> k = 2, 4 only
+    with pytest.raises(ValueError, match="activation=None"):
+        spike_count(0.499, 0.49, activation="gelu")
+
+
+# ------------------------------------------------ finite-N signal
+def test_smoothed_derivative_is_the_gaussian_average_of_sigma_prime():
+    shifts = np.array([[-1.0, 0.0, 0.7], [0.2, 1.5, -0.4]])
+    scales = np.array([1.0, 1.8])
+    got = smoothed_derivative("sincos", shifts, scales)
+    want = np.exp(-(scales[:, None] ** 2) / 2) * (np.cos(shifts) - np.sin(shifts))
+    np.testing.assert_allclose(got, want, rtol=2e-4, atol=1e-5)
+    # Taylor: m'(0) = E[sigma''] = 2 c_2 (gelu: 2 * 0.2116)
+    h = 1e-3
+    slope = np.diff(smoothed_derivative("gelu", [-h, h])) / (2 * h)
+    assert slope[0] == pytest.approx(2 * hermite_coefficients("gelu", 2)[2], rel=1e-3)
+
+
+def test_first_step_is_the_estimators_first_step():
+    """The theory's step (correlation loss, a / sqrt(N), standardised y) is
+    the library's convention: the same W_1 as TwoStepFeatures, to rounding."""
+    from sklearn_pt.feature_extraction import TwoStepFeatures
+    from sklearn_pt.neural_network._two_step import standardise_targets
+
+    X, y = make_single_index(120, 30, link="he3", random_state=1)
+    features = TwoStepFeatures(
+        hidden_layer_sizes=50,
+        activation="sincos",
+        n_steps=1,
+        random_state=2,
+        dtype="float64",
+    ).fit(X, y)
+    W0, W1 = features.first_layer_weights_
+    a = features.second_layer_weights_
+    got = _first_step(
+        W0, X, standardise_targets(y), a, features.step_sizes_[0], "sincos"
+    )
+    np.testing.assert_allclose(got, W1, rtol=1e-10, atol=1e-13)
+
+
+def test_signal_expansion_matches_the_smoothed_step_for_a_small_move():
+    """For a small first step, S_2 - S_1 = T_0 + T_1 + O(move^2): the Hermite
+    expansion's first two orders, built here from their formulas."""
+    rng = np.random.default_rng(0)
+    N, n, d = 300, 200, 50
+    X = rng.standard_normal((n, d))
+    y = np.tanh(X[:, 0]) + 0.5 * X[:, 1] ** 2
+    y = (y - y.mean()) / y.std()
+    a = rng.standard_normal(N)
+    eta = (0.3, 1.0)
+    signal = two_step_signal((X, y), (X, y), a, eta, "sincos")
+    c = hermite_coefficients("sincos", 3)
+    beta = X.T @ y / n
+    move = eta[0] * c[1] / np.sqrt(N)
+    T0 = eta[1] * c[1] / np.sqrt(N) * np.outer(a, beta)
+    v1 = X.T @ (y * (X @ beta)) / n
+    T1 = eta[1] * 2 * c[2] * move / np.sqrt(N) * np.outer(a**2, v1)
+    step = signal.second - signal.first
+    assert np.linalg.norm(step - T0 - T1) < 0.05 * np.linalg.norm(T1)
+    assert signal.orders[1] == pytest.approx(np.linalg.norm(T1), rel=1e-10)
+    assert signal.orders[0] == pytest.approx(np.linalg.norm(T0), rel=1e-10)
+    tanh = two_step_signal((X, y), (X, y), a, eta, "tanh")
+    assert tanh.orders[1] == 0 and tanh.orders[2] > 0  # parity: no k = 1
+
+
+def test_count_signal_outliers_against_a_simulated_spiked_matrix():
+    """BBP: a rank-one signal leaves a white bulk iff theta > c^(1/4); the
+    count from the bulk's measured edge agrees with the simulated spectrum."""
+    rng = np.random.default_rng(0)
+    N, d = 800, 200
+    assert bbp_threshold(N, d) == pytest.approx(2**0.5)
+    u, v = np.ones(N) / np.sqrt(N), np.eye(d)[0]
+    for theta, expected in ((2.5, 1), (0.9, 0)):
+        noise = rng.standard_normal((N, d)) / np.sqrt(d)
+        W = noise + theta * np.outer(u, v)
+        s = np.linalg.svd(W, compute_uv=False)
+        edge = 1 + np.sqrt(N / d)
+        assert count_signal_outliers(theta * np.outer(u, v), edge) == expected
+        assert (s[0] > edge + 0.1) == bool(expected)
