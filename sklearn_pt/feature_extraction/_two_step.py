@@ -57,9 +57,7 @@ class TwoStepFeatures(
         ``sigma`` (:data:`sklearn_pt.nn.ACTIVATIONS`), or a callable mapping a
         tensor to a tensor elementwise (checked in ``fit``; module-level for
         pickling), as for
-        :class:`~sklearn_pt.neural_network.TwoStepFeatureLearner`; the former names
-        ``"quadratic"`` and ``"cubic"`` of the two Hermite polynomials are
-        deprecated (``FutureWarning``).
+        :class:`~sklearn_pt.neural_network.TwoStepFeatureLearner`.
     n_steps : {0, 1, 2}, default=2
         Number of gradient steps; 0 gives random features.
     step_size_exponents : tuple of two floats, default=(0.25, 0.375)

@@ -4,7 +4,6 @@ linear-width two-layer network, then a ridge readout on a held-out split."""
 from __future__ import annotations
 
 import math
-import warnings
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -38,16 +37,12 @@ from .._training import (
     half_squared_error,
 )
 from ..exceptions import DivergenceError
-from ..nn import FeatureMap, TwoLayerNetwork  # noqa: F401 (FeatureMap: older pickles name it here)
+from ..nn import TwoLayerNetwork
 from ..nn._activations import activation_function
 from ..spectral import WeightSpectrum
 
 __all__ = ["TwoStepFeatureLearner"]
 
-
-DEPRECATED_ACTIVATIONS = {"quadratic": "hermite2", "cubic": "hermite3"}
-"""The two-step learners' former names of the Hermite-normalised polynomials
-(``"quadratic"`` meant ``He_1 + He_2 / 2`` here and ``z^2`` elsewhere)."""
 
 TWO_STEP_ACTIVATIONS = (
     "gelu",
@@ -61,23 +56,11 @@ TWO_STEP_ACTIVATIONS = (
 
 
 def resolve_activation(estimator):
-    """The registry name of ``estimator.activation`` (warning, FutureWarning,
-    for a former name, whose function it keeps until the names change), or
-    the callable itself after a check that it maps a tensor elementwise."""
+    """The registry name of ``estimator.activation``, or the callable itself
+    after a check that it maps a tensor elementwise."""
     name = estimator.activation
     if callable(name):
         return check_activation_callable(name, type(estimator).__name__)
-    if name in DEPRECATED_ACTIVATIONS:
-        new = DEPRECATED_ACTIVATIONS[name]
-        warnings.warn(
-            f"activation={name!r} of {type(estimator).__name__} (the Hermite "
-            f"polynomial {_HERMITE_FORMULAS[new]}) is deprecated since 0.1 and "
-            f"will be removed in 0.3, when 'quadratic' will mean z^2 as in the "
-            f"rest of the library; pass activation={new!r} for the same function.",
-            FutureWarning,
-            stacklevel=3,
-        )
-        return new
     return name
 
 
@@ -109,12 +92,6 @@ def check_activation_callable(function, owner: str):
             "for a (7, 1) tensor. Use torch operations, e.g. torch.sin."
         )
     return function
-
-
-_HERMITE_FORMULAS = {
-    "hermite2": "He_1 + He_2 / 2",
-    "hermite3": "He_1 + He_2 / 2 + He_3 / 6",
-}
 
 
 def correlation_loss(prediction: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
@@ -261,7 +238,7 @@ RIDGE_ALPHAS = np.logspace(-2, 5, 15)
 _TWO_STEP_CONSTRAINTS: dict = {
     "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
     "activation": [
-        StrOptions(set(TWO_STEP_ACTIVATIONS) | set(DEPRECATED_ACTIVATIONS)),
+        StrOptions(set(TWO_STEP_ACTIVATIONS)),
         callable,
     ],
     "n_steps": [Interval(Integral, 0, 2, closed="both")],
@@ -309,9 +286,7 @@ class TwoStepFeatureLearner(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         (the ``degree`` of :func:`~sklearn_pt.theory.spike_count`); the others
         have infinite Hermite expansions (``degree=None``). The polynomial
         ones have heavy-tailed derivatives: at moderate sizes they broaden
-        the bulk much more than ``"gelu"``. Their former names here,
-        ``"quadratic"`` and ``"cubic"``, are deprecated (``FutureWarning``):
-        elsewhere in the library ``"quadratic"`` is ``z^2``.
+        the bulk much more than ``"gelu"``.
     n_steps : {0, 1, 2}, default=2
         Number of gradient steps; 0 is a random-features model.
     step_size_exponents : tuple of two floats, default=(0.25, 0.375)

@@ -408,28 +408,6 @@ def test_two_steps_beat_random_features_on_he3():
     assert errors[1] < 0.95
 
 
-@pytest.mark.parametrize(
-    ("old", "new"), [("quadratic", "hermite2"), ("cubic", "hermite3")]
-)
-def test_former_hermite_activation_names_warn_and_keep_their_function(old, new):
-    # "quadratic" meant He_1 + He_2 / 2 here and z^2 in FirstLayerGDRegressor;
-    # the Hermite polynomials have their own names now.
-    from sklearn_pt.nn import ACTIVATIONS
-
-    X, y = make_single_index(120, 8, link="he3", random_state=0)
-    for estimator_class in (TwoStepFeatureLearner, TwoStepFeatures):
-        params = dict(hidden_layer_sizes=16, random_state=0, dtype="float64")
-        with pytest.warns(FutureWarning, match=rf"activation='{old}'.*'{new}'"):
-            former = estimator_class(activation=old, **params).fit(X, y)
-        current = estimator_class(activation=new, **params).fit(X, y)
-        np.testing.assert_array_equal(
-            former.first_layer_weights_[-1], current.first_layer_weights_[-1]
-        )
-    z = torch.linspace(-2, 2, 5, dtype=torch.float64)
-    torch.testing.assert_close(ACTIVATIONS["quadratic"](z), z * z)
-    assert not torch.allclose(ACTIVATIONS["hermite2"](z), z * z)
-
-
 def test_coefs_and_intercepts_are_the_predictive_map_as_mlp_lists():
     X, y = make_single_index(200, 6, link="tanh", random_state=0)
     reg = TwoStepFeatureLearner(16, activation="relu", random_state=0, dtype="float64")
