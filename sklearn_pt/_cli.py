@@ -331,7 +331,7 @@ def _run_experiments(names, args, device) -> int:
         total += result.seconds
         written = ", ".join(str(path) for path in files.values())
         print(f"{name}: {result.seconds:.1f} s; wrote {written}")
-        for line in result.verdicts or (result.summary,):
+        for line in result.verdict_lines() or [result.summary]:
             print(f"  {line}", flush=True)
     if len(names) > 1:
         print(f"all: {total:.1f} s")

@@ -61,6 +61,24 @@ def _output_dtype(features) -> torch.dtype | np.dtype:
     return arr.dtype if arr.dtype.kind == "f" else np.dtype(np.float64)
 
 
+def _spectrum(phi: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, bool]:
+    """Eigenvalues of the smaller Gram matrix and the squared coordinates
+    the scores are sums over (see :func:`ridge_leverage_scores`, Notes)."""
+    n_samples, n_features = phi.shape
+    if n_samples >= n_features:
+        s, v = torch.linalg.eigh(phi.T @ phi)
+        return s.clamp_min(0.0), v * v, True
+    s, u = torch.linalg.eigh(phi @ phi.T)
+    proj = u.T @ phi
+    return s.clamp_min(0.0), proj * proj, False
+
+
+def _scores_at_shift(s, squares, feature_side: bool, shift: float) -> torch.Tensor:
+    if feature_side:
+        return squares @ (s / (s + shift))
+    return (squares / (s + shift)[:, None]).sum(dim=0)
+
+
 def ridge_leverage_scores(features: ArrayOrTensor, reg: float) -> ArrayOrTensor:
     """Ridge leverage score of each random feature on the training inputs.
 
@@ -146,17 +164,8 @@ def ridge_leverage_scores(features: ArrayOrTensor, reg: float) -> ArrayOrTensor:
             "features contains NaN or infinite values; remove or impute them "
             "before computing leverage scores."
         )
-    n_samples, n_features = phi.shape
-    shift = n_samples * lam
-    if n_samples >= n_features:
-        s, v = torch.linalg.eigh(phi.T @ phi)
-        s = s.clamp_min(0.0)
-        scores = (v * v) @ (s / (s + shift))
-    else:
-        s, u = torch.linalg.eigh(phi @ phi.T)
-        s = s.clamp_min(0.0)
-        proj = u.T @ phi
-        scores = (proj * proj / (s + shift)[:, None]).sum(dim=0)
+    n_samples, _ = phi.shape
+    scores = _scores_at_shift(*_spectrum(phi), n_samples * lam)
     scores = scores.clamp(0.0, 1.0)
     if is_tensor:
         return scores.to(out_dtype)
@@ -219,11 +228,17 @@ def reg_for_degrees_of_freedom(features, degrees_of_freedom: float) -> float:
             "features must be a non-empty 2-D array of shape (n_samples, "
             f"n_features); got shape {tuple(phi.shape)}."
         )
-    n_samples, n_features = phi.shape
-    gram = phi.T @ phi if n_samples >= n_features else phi @ phi.T
+    gram = phi.T @ phi if phi.shape[0] >= phi.shape[1] else phi @ phi.T
     s = torch.linalg.eigvalsh(gram).clamp_min(0.0)
+    return (
+        _shift_for_degrees_of_freedom(s, degrees_of_freedom, phi.shape) / (phi.shape[0])
+    )
+
+
+def _shift_for_degrees_of_freedom(s, degrees_of_freedom, shape) -> float:
+    """The shift ``n reg`` at which ``sum s / (s + shift)`` is the target."""
     top = float(s.max())
-    rank = int((s > top * max(n_samples, n_features) * 1e-15).sum()) if top else 0
+    rank = int((s > top * max(shape) * 1e-15).sum()) if top else 0
     target = float(degrees_of_freedom)
     if not 0 < target < rank:
         raise ValueError(
@@ -235,7 +250,7 @@ def reg_for_degrees_of_freedom(features, degrees_of_freedom: float) -> float:
     def dof(log_shift: float) -> float:
         return float((s / (s + math.exp(log_shift))).sum())
 
-    # d falls from ~rank to 0 as the shift n*reg runs over the spectrum.
+    # d falls from ~rank to 0 as the shift runs over the spectrum.
     low, high = math.log(top) - 80.0, math.log(top) + 40.0
     for _ in range(200):
         middle = 0.5 * (low + high)
@@ -245,4 +260,17 @@ def reg_for_degrees_of_freedom(features, degrees_of_freedom: float) -> float:
             high = middle
         if high - low < 1e-12:
             break
-    return math.exp(0.5 * (low + high)) / n_samples
+    return math.exp(0.5 * (low + high))
+
+
+def leverage_scores_at_degrees_of_freedom(
+    features: torch.Tensor, degrees_of_freedom: float
+) -> tuple[torch.Tensor, float]:
+    """:func:`ridge_leverage_scores` at :func:`reg_for_degrees_of_freedom`'s
+    ``reg``, from one eigendecomposition: ``(scores, reg)``, the scores a
+    float64 tensor on the features' device."""
+    phi = features.detach().to(torch.float64)
+    s, squares, feature_side = _spectrum(phi)
+    shift = _shift_for_degrees_of_freedom(s, degrees_of_freedom, phi.shape)
+    scores = _scores_at_shift(s, squares, feature_side, shift).clamp(0.0, 1.0)
+    return scores, shift / phi.shape[0]

@@ -32,7 +32,8 @@ from .._training import (
     default_callbacks,
     make_stepper,
 )
-from ..kernels import reg_for_degrees_of_freedom, ridge_leverage_scores
+from ..kernels import ridge_leverage_scores
+from ..kernels._leverage import leverage_scores_at_degrees_of_freedom
 from ..nn import (
     PartiallyTrainableMLP,
     project_to_sphere,
@@ -117,8 +118,10 @@ def _leverage_first_layer(
         X = X[rows.to(X.device)]
     features = torch.relu(X @ pool_w.to(X.device).T + pool_b.to(X.device))
     if reg == "auto":
-        reg = _auto_leverage_reg(features)
-    scores = ridge_leverage_scores(features, reg).cpu().to(torch.float64)
+        scores = _auto_leverage_scores(features)
+    else:
+        scores = ridge_leverage_scores(features, reg)
+    scores = scores.cpu().to(torch.float64)
     # Dead candidates (always off on these inputs) have score 0; a floor keeps
     # sampling without replacement possible when fewer than n_trainable live.
     weights = scores.clamp_min(1e-12 * max(float(scores.max()), 1e-300))
@@ -129,18 +132,18 @@ def _leverage_first_layer(
     return weight, bias
 
 
-def _auto_leverage_reg(features: torch.Tensor) -> float:
-    """``reg`` at :data:`LEVERAGE_DEGREES_OF_FREEDOM` degrees of freedom (at
-    most half the rank the candidates reach on these inputs)."""
+def _auto_leverage_scores(features: torch.Tensor) -> torch.Tensor:
+    """Leverage scores at :data:`LEVERAGE_DEGREES_OF_FREEDOM` degrees of
+    freedom (at most half the rank the candidates reach on these inputs)."""
     n_samples, n_candidates = features.shape
     degrees = min(LEVERAGE_DEGREES_OF_FREEDOM, 0.5 * min(n_samples, n_candidates))
     try:
-        return reg_for_degrees_of_freedom(features, degrees)
+        return leverage_scores_at_degrees_of_freedom(features, degrees)[0]
     except ValueError:  # rank-deficient (few inputs, many dead candidates)
         rank = int(torch.linalg.matrix_rank(features.to(torch.float64)))
-        if rank < 2:
-            return 1.0  # any reg: a rank-one pool has proportional scores
-        return reg_for_degrees_of_freedom(features, 0.5 * rank)
+        if rank < 2:  # a rank-one pool: any reg gives proportional scores
+            return ridge_leverage_scores(features, 1.0)
+        return leverage_scores_at_degrees_of_freedom(features, 0.5 * rank)[0]
 
 
 class _StandardisedTarget(np.ndarray):

@@ -166,3 +166,16 @@ def test_reg_for_degrees_of_freedom_rejects_unreachable_targets(dof):
     phi = np.random.default_rng(3).normal(size=(30, 4))
     with pytest.raises(ValueError, match="degrees_of_freedom must lie in"):
         reg_for_degrees_of_freedom(phi, dof)
+
+
+def test_scores_at_degrees_of_freedom_from_one_decomposition():
+    from sklearn_pt.kernels._leverage import leverage_scores_at_degrees_of_freedom
+
+    for shape in [(50, 20), (20, 50)]:
+        phi = np.maximum(np.random.default_rng(4).normal(size=shape) + 0.2, 0)
+        scores, reg = leverage_scores_at_degrees_of_freedom(torch.as_tensor(phi), 4.0)
+        assert reg == pytest.approx(reg_for_degrees_of_freedom(phi, 4.0), rel=1e-9)
+        np.testing.assert_allclose(
+            scores.numpy(), ridge_leverage_scores(phi, reg), rtol=1e-9, atol=1e-12
+        )
+        assert float(scores.sum()) == pytest.approx(4.0, rel=1e-8)
