@@ -44,6 +44,7 @@ from joblib import Parallel, delayed
 from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_pt.datasets import make_compositional_regression
+from sklearn_pt.experiments._verdicts import Verdict, sign_test
 from sklearn_pt.model_selection import PhaseTransitionDisplay
 from sklearn_pt.neural_network import PartiallyTrainableRegressor
 
@@ -136,6 +137,25 @@ for k in (2, 4):
     )
 print(f"{len(results)} fits in {time.perf_counter() - start:.0f} s")
 
+# The claim, judged by the library's rule: at each few-neuron k, the test
+# error is below the fixed blocks' alone (k = 0) by a paired sign test over
+# the seeds (one-sided, level 0.05: 5 of 5 seeds pass, 2 seeds never can).
+few = [k for k in (2, 4) if k in N_TRAINABLE]
+gain = {k: np.log(test[0] / test[N_TRAINABLE.index(k)]) for k in few}
+verdict = Verdict.from_outcomes(
+    "a few trainable first-layer neurons (k = 2, 4) feeding fixed blocks fit "
+    "the compositional target better than the fixed blocks alone",
+    {f"k={k}": sign_test(gain[k]) for k in few},
+    test="paired sign test of the test MSE over seeds, one-sided, level 0.05",
+    measured=", ".join(
+        f"k={k}: test MSE {np.exp(-gain[k].mean()):.2f} of k=0's "
+        f"(lower in {int((gain[k] > 0).sum())} of {len(SEEDS)} seeds)"
+        for k in few
+    ),
+    paper="the fixed blocks alone cannot fit it; a few trainable neurons can",
+)
+print(verdict.line())
+
 fig, ax = plt.subplots(figsize=(7, 4.5))
 PhaseTransitionDisplay.from_results(
     N_TRAINABLE, train, test, label="k trainable, second layer fixed", ax=ax
@@ -162,11 +182,13 @@ ax.set_xlim(-0.2, 1.4 * WIDTH)
 ax.set_xlabel(f"k, trainable first-layer neurons (of {WIDTH}; P = k / {WIDTH})")
 ax.set_title(
     f"Compositional target, d={N_FEATURES}, width {WIDTH}x{WIDTH}, "
-    f"{len(SEEDS)} seeds (bands: 1 sd)",
+    f"{len(SEEDS)} seeds (bands: 1 sd)\na few trainable neurons beat the fixed "
+    f"blocks: {verdict.word}",
     fontsize=10,
 )
+fig.text(0.5, 0.005, verdict.measured, ha="center", fontsize=7)
 ax.legend(fontsize=8)
-fig.tight_layout()
+fig.tight_layout(rect=(0, 0.04, 1, 1))
 out = Path(args.out)
 out.mkdir(parents=True, exist_ok=True)
 fig.savefig(out / "three_layer_composition.png", dpi=120)

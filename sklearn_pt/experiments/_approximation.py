@@ -715,6 +715,13 @@ def _fast_then_saturates(g: _Grid, tau: float) -> Verdict:
     )
 
 
+def _finite_mean(values) -> float:
+    """Mean of the finite values (seeds with a drop); NaN when none."""
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    return float(values.mean()) if values.size else math.nan
+
+
 def _sharper(g: _Grid) -> Verdict:
     low, high = min(g.taus), max(g.taus)
     frac = {tau: _captured_per_seed(g.curve(tau)) for tau in (low, high)}
@@ -725,7 +732,8 @@ def _sharper(g: _Grid) -> Verdict:
         diff = diff[np.isfinite(diff)]
         outcomes[f"P={p:g}"] = sign_test(diff, LEVEL)
         cells.append(
-            f"P={p:g}: {frac[high][i].mean():.3f} vs {frac[low][i].mean():.3f} "
+            f"P={p:g}: {_finite_mean(frac[high][i]):.3f} vs "
+            f"{_finite_mean(frac[low][i]):.3f} "
             f"({int((diff > 0).sum())}/{diff.size})"
         )
     alpha = biased_relu_alpha(g.d)

@@ -660,6 +660,13 @@ def _seed_midpoints(proportions, train) -> np.ndarray:
     return np.array([log_midpoint(proportions, column) for column in train.T])
 
 
+def _finite_mean(values) -> float:
+    """Mean of the finite values (seeds with a drop); NaN when none."""
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values)]
+    return float(values.mean()) if values.size else math.nan
+
+
 def _sharper(errors, proportions, d, taus) -> Verdict:
     low, high = min(taus), max(taus)
     frac = {tau: _fractions(errors[THEORY_SELECTION, tau]) for tau in (low, high)}
@@ -670,7 +677,8 @@ def _sharper(errors, proportions, d, taus) -> Verdict:
         diff = diff[np.isfinite(diff)]
         outcomes[f"P={p:g}"] = sign_test(diff, LEVEL)
         cells.append(
-            f"P={p:g}: {frac[high][i].mean():.3f} vs {frac[low][i].mean():.3f} "
+            f"P={p:g}: {_finite_mean(frac[high][i]):.3f} vs "
+            f"{_finite_mean(frac[low][i]):.3f} "
             f"({int((diff > 0).sum())}/{diff.size} seeds)"
         )
     mids = {
