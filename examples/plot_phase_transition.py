@@ -40,8 +40,9 @@ Run with ``python examples/plot_phase_transition.py [--out DIR]`` (a few
 minutes on a laptop CPU; ``SKLEARN_PT_EXAMPLE_SCALE=small`` runs a reduced
 version, width 64, 100 epochs and two seeds, the size the documentation
 builds, at which no sign test over two seeds can reach its level: the
-figure then says "not reproduced at this size"); it writes ``phase_transition.png`` and prints the captured fractions
-and the paired comparison.
+figure then says "not reproduced at this size"); it writes
+``phase_transition.png`` and prints the captured fractions, the paired
+comparison and the verdict line.
 """
 
 import argparse
