@@ -50,11 +50,11 @@ def test_stacked_sweep_equals_one_proportion_curve_per_variant():
     assert not np.allclose(stacked["leverage", 1.0][0], stacked["leverage", 10.0][0])
 
 
-def test_larger_init_scale_captures_more_of_the_drop_at_p_0_1_in_paired_seeds():
+def test_larger_init_scale_captures_less_of_the_drop_at_p_0_05_in_paired_seeds():
+    """At P = 0.05 (13 of 256 neurons trainable) the larger init scale
+    captures *less* of its drop: the opposite of "sharper", at this size."""
     small = PARTIAL_PRESETS["small"]
-    preset = dataclasses.replace(
-        small, proportions=(0.0, small.headline_proportion, 1.0)
-    )
+    preset = dataclasses.replace(small, proportions=(0.0, 0.05, 1.0))
     estimators = {
         tau: theory_design_regressor(
             preset, "cpu", init_scale=tau, selection="leverage"
@@ -72,10 +72,12 @@ def test_larger_init_scale_captures_more_of_the_drop_at_p_0_1_in_paired_seeds():
     for tau in (1.0, 10.0):
         train = errors[tau][0]
         assert np.all(train[-1] < 0.01 * train[0]), (tau, train)
-    # Measured at this size: 6 of 6 (0.974 +- 0.005 vs 0.952 +- 0.011).
+    # Measured at this size (leverage_reg="auto"): more in 0 of 6 paired
+    # seeds (0.500 +- 0.202 vs 0.834 +- 0.160); with the former fixed
+    # leverage_reg=1e-3, 1 of 6 (0.704 vs 0.786).
     wins = int(paired_wins(high, low)[1])
-    assert wins >= 5, (wins, high[1], low[1])
-    assert high[1].mean() > low[1].mean()
+    assert wins <= 1, (wins, high[1], low[1])
+    assert high[1].mean() < low[1].mean()
 
 
 # ------------------------------------------------------------- the verdicts
