@@ -47,6 +47,7 @@ comparison and the verdict line.
 
 import argparse
 import os
+import textwrap
 import warnings
 from pathlib import Path
 
@@ -202,11 +203,11 @@ ax_fraction.legend(fontsize=8, loc="lower right")
 fig.text(
     0.5,
     0.005,
-    f"{verdict.measured} ({verdict.test}). {verdict.reason}",
+    textwrap.fill(f"{verdict.measured} ({verdict.test}). {verdict.reason}", 180),
     ha="center",
     fontsize=8,
 )
-fig.tight_layout(rect=(0, 0.04, 1, 1))
+fig.tight_layout(rect=(0, 0.07, 1, 1))
 out = Path(args.out)
 out.mkdir(parents=True, exist_ok=True)
 fig.savefig(out / "phase_transition.png", dpi=120)

@@ -36,6 +36,7 @@ prints the train and test errors for each ``k``.
 
 import argparse
 import os
+import textwrap
 import time
 import warnings
 from pathlib import Path
@@ -195,9 +196,10 @@ ax.set_title(
     f"blocks: {verdict.word}",
     fontsize=10,
 )
-fig.text(0.5, 0.005, f"{verdict.measured}. {verdict.reason}", ha="center", fontsize=7)
+caption = textwrap.fill(f"{verdict.measured}. {verdict.reason}", 130)
+fig.text(0.5, 0.005, caption, ha="center", fontsize=7)
 ax.legend(fontsize=8)
-fig.tight_layout(rect=(0, 0.04, 1, 1))
+fig.tight_layout(rect=(0, 0.07, 1, 1))
 out = Path(args.out)
 out.mkdir(parents=True, exist_ok=True)
 fig.savefig(out / "three_layer_composition.png", dpi=120)
