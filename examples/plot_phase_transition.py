@@ -196,7 +196,8 @@ ax_fraction.set_xscale("symlog", linthresh=0.01)
 ax_fraction.set(
     xlabel="trainable proportion P",
     ylabel="fraction of the training-error drop",
-    title=f"Drop captured (mean ± sd). Sharper for tau=10 at P <= 0.1: {verdict.word}",
+    title="Drop captured (mean ± sd over seeds)\n"
+    f"sharper for tau=10 at P <= 0.1: {verdict.word}",
     xlim=(0, 1.05),
 )
 ax_fraction.legend(fontsize=8, loc="lower right")
