@@ -25,6 +25,11 @@ Deeper networks start worse at ``P = 0`` (training error 0.22-0.23 at depths
 10 and 15 against 0.18 at depth 2: deep random ReLU features are poorer) and
 fall faster at small ``P``. The held-out error follows the same shape.
 
+The figure's title gives the verdict of the deep reproduction's rule
+(``sklearn-pt reproduce deep``): at every depth the share of the drop
+captured at the largest grid ``P`` up to 0.1 is above ``P``, by a bootstrap
+interval over the seeds; the line under the figure gives the numbers.
+
 ``P = 0`` is trained like every other ``P`` (Adam on the readout alone, not the
 closed-form ridge readout), so that the whole curve comes from one estimator.
 With width 32, ``P`` counts ``round(32 P)`` trainable neurons per layer.
@@ -51,6 +56,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import ShuffleSplit
 
+from sklearn_pt.experiments._deep import judge
 from sklearn_pt.model_selection import PhaseTransitionDisplay, proportion_curve
 from sklearn_pt.neural_network import PartiallyTrainableRegressor
 
@@ -106,6 +112,7 @@ split = ShuffleSplit(n_splits=1, test_size=0.25, random_state=0)
 proportions = np.array(PROPORTIONS)
 start = time.perf_counter()
 fig, (ax_train, ax_test) = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
+table = {"depth": [], "trainable_proportion": [], "seed": [], "train_mse": []}
 for depth in DEPTHS:
     reg = PartiallyTrainableRegressor(
         (WIDTH,) * depth,
@@ -126,6 +133,12 @@ for depth in DEPTHS:
         n_jobs=args.n_jobs,
     )
     train, test = -train_scores, -test_scores
+    for i, p in enumerate(proportions):  # the table the verdicts are judged on
+        for j, value in enumerate(train.reshape(len(proportions), -1)[i]):
+            table["depth"].append(depth)
+            table["trainable_proportion"].append(float(p))
+            table["seed"].append(j)
+            table["train_mse"].append(float(value))
     mean_train = train.reshape(len(proportions), -1).mean(axis=1)
     mean_test = test.reshape(len(proportions), -1).mean(axis=1)
     p90_grid, p90 = proportion_capturing(proportions, train)
@@ -151,12 +164,26 @@ for ax, kind in ((ax_train, "training"), (ax_test, "held-out")):
     ax.set_title(f"{kind.capitalize()} error (width {WIDTH}, {len(SEEDS)} seeds)")
     ax.legend(fontsize=8)
 ax_test.yaxis.set_tick_params(labelleft=True)
+# The claims, judged by the library's rules (sklearn_pt.experiments._deep):
+# the share of the drop captured at P ~ 0.1 is above P at every depth
+# (bootstrap interval over seeds), and P90 is the same as at the shallowest.
+verdicts = judge(table)
+for verdict in verdicts:
+    print(verdict.line())
 fig.suptitle(
     "Partially trainable deep networks: error vs P by depth "
-    "(dotted: P capturing 90% of the training-error drop)",
+    "(dotted: P capturing 90% of the training-error drop)\n"
+    f"same transition at every depth: {verdicts[0].word}",
     fontsize=10,
 )
-fig.tight_layout()
+fig.text(
+    0.5,
+    0.005,
+    f"{verdicts[0].claim}: {verdicts[0].measured} ({verdicts[0].test})",
+    ha="center",
+    fontsize=8,
+)
+fig.tight_layout(rect=(0, 0.04, 1, 1))
 out = Path(args.out)
 out.mkdir(parents=True, exist_ok=True)
 fig.savefig(out / "deep_phase_transition.png", dpi=120)

@@ -29,6 +29,7 @@ PARTIAL_COLUMNS = [
     "test_mse",
     "captured_fraction",
     "theory_fraction",
+    "n_features",
 ]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 NUMBER = re.compile(r"\d+\.\d+")

@@ -18,7 +18,6 @@ from ._verdicts import Verdict
 
 __all__ = [
     "SCALES",
-    "VERDICTS",
     "ExperimentResult",
     "PlotDependencyError",
     "Stopwatch",
@@ -30,7 +29,6 @@ __all__ = [
     "resolve_run_device",
     "resolve_seeds",
     "select_preset",
-    "verdict_line",
 ]
 
 SCALES = ("small", "medium", "paper")
@@ -340,40 +338,6 @@ def read_csv_table(path: str | Path) -> dict[str, list]:
         columns = next(reader)
         rows = [[cell(text) for text in row] for row in reader]
     return {name: [row[i] for row in rows] for i, name in enumerate(columns)}
-
-
-VERDICTS = ("reproduced", "reproduced qualitatively", "not reproduced at this size")
-"""The verdicts a claim can get, from the strongest to the weakest."""
-
-
-def verdict_line(claim: str, verdict: str, measured: str, paper: str) -> str:
-    """One line of a summary's verdict: the claim, the verdict, the measured
-    figures and the paper's beside them.
-
-    Parameters
-    ----------
-    claim : str
-        The paper's claim, in a few words.
-    verdict : str
-        One of :data:`VERDICTS`.
-    measured : str
-        What this run measured, with numbers.
-    paper : str
-        What the paper (or its theory) says, with numbers.
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> from sklearn_pt.experiments._common import verdict_line
-    >>> verdict_line("error falls", "reproduced", "0.1 -> 0.01", "it falls")
-    '**Reproduced**: error falls. Measured: 0.1 -> 0.01. Paper: it falls.'
-    """
-    if verdict not in VERDICTS:
-        raise ValueError(f"verdict must be one of {VERDICTS}; got {verdict!r}.")
-    return f"**{verdict.capitalize()}**: {claim}. Measured: {measured}. Paper: {paper}."
 
 
 def format_values(values: Sequence[float], labels: Sequence[str]) -> str:

@@ -21,13 +21,26 @@ from ._common import (
 from ._partial import (
     FRACTION,
     REFERENCE,
+    _fractions,
+    _geometric_mean,
+    _interval_outcome,
+    _seed_p90,
+    _small,
+    as_table,
     captured_fraction,
     drop_summary,
     preset_regressor,
     sweep_variants,
 )
+from ._verdicts import Verdict
 
-__all__ = ["DEEP_PRESETS", "DeepPreset", "run_deep"]
+__all__ = ["DEEP_PRESETS", "DeepPreset", "judge", "run_deep"]
+
+COLUMNS = ("depth", "trainable_proportion", "seed", "train_mse", "test_mse")
+"""Columns of the table: one row per (depth, P, seed)."""
+SHAPE_P = 0.1
+"""The small P at which every depth's captured share is judged."""
+BOOTSTRAP = "95% percentile bootstrap interval over seeds"
 
 
 @dataclass(frozen=True)
@@ -71,6 +84,91 @@ DEEP_PRESETS = {
 }
 
 
+def _errors(table) -> tuple[dict, list[float]]:
+    """``{depth: train MSE (n_proportions, n_seeds)}`` and the grid of P."""
+    keys = [
+        (int(depth), float(p), int(seed))
+        for depth, p, seed in zip(
+            table["depth"], table["trainable_proportion"], table["seed"], strict=True
+        )
+    ]
+    mse = dict(zip(keys, (float(v) for v in table["train_mse"]), strict=True))
+    seeds = sorted({k[2] for k in keys})
+    proportions = sorted({k[1] for k in keys})
+    return {
+        depth: np.array([[mse[depth, p, s] for s in seeds] for p in proportions])
+        for depth in sorted({k[0] for k in keys})
+    }, proportions
+
+
+def judge(table) -> tuple[Verdict, ...]:
+    """The verdicts of the deep reproduction, from its table alone.
+
+    1. *The same shape at every depth*: at each depth the share of the
+       P=0 -> P=1 training-error drop captured at the largest grid P up
+       to 0.1 is above P, by the bootstrap interval of its mean over
+       seeds.
+    2. *P90 by depth*: at each depth deeper than the shallowest, the paired
+       log ratio of the per-seed P90 (interpolated in log P) to the
+       shallowest depth's has a bootstrap interval containing 0 (a P90 not
+       shown to differ; the test has little power with few seeds, which the
+       line says).
+
+    Parameters
+    ----------
+    table : dict of str to list
+        The result's CSV as :func:`~sklearn_pt.experiments._common.read_csv_table`
+        returns it.
+
+    Returns
+    -------
+    tuple of Verdict
+    """
+    errors, proportions = _errors(table)
+    at = _small(proportions, SHAPE_P)[-1]
+    p = proportions[at]
+    shape, cells = {}, []
+    for depth, train in errors.items():
+        shape[f"depth {depth}"], text = _interval_outcome(
+            _fractions(train)[at], above=p
+        )
+        cells.append(f"depth {depth}: {text}")
+    n_seeds = next(iter(errors.values())).shape[1]
+    first = [
+        Verdict.from_outcomes(
+            f"the same phase transition at every depth: the share of the drop "
+            f"captured at P={p:g} exceeds P",
+            shape,
+            test=BOOTSTRAP + " of the mean captured share, above P",
+            measured=", ".join(cells) + f" ({plural(n_seeds, 'seed')})",
+            paper="the transition of the two-layer network appears in deep "
+            "networks (depth up to 15)",
+        )
+    ]
+    shallow = min(errors)
+    base = np.log(_seed_p90(proportions, errors[shallow]))
+    same, cells = {}, []
+    for depth, train in errors.items():
+        if depth == shallow:
+            continue
+        ratio = np.log(_seed_p90(proportions, train)) - base
+        same[f"depth {depth}"], text = _interval_outcome(ratio, predicted=0.0)
+        cells.append(f"depth {depth}: {text}")
+    if same:
+        first.append(
+            Verdict.from_outcomes(
+                f"P90 (the P capturing {FRACTION:.0%} of the drop) is the same "
+                f"at every depth as at depth {shallow}",
+                same,
+                test=BOOTSTRAP + " of the paired log(P90 ratio), containing 0 "
+                f"(low power with {n_seeds} seeds)",
+                measured=f"log(P90 / P90 at depth {shallow}): " + ", ".join(cells),
+                paper="the same shape at every depth",
+            )
+        )
+    return tuple(first)
+
+
 def _draw(preset, errors, measured):
     """Left: errors against P per depth; right: fraction of the drop."""
     figure, (left, right) = new_figure(2)
@@ -84,7 +182,8 @@ def _draw(preset, errors, measured):
             captured_fraction(train.mean(axis=1)),
             "o-",
             color=f"C{k}",
-            label=f"depth {depth}: P90 = {measured[depth]:.3g}",
+            label=f"depth {depth}: P90 = {measured[depth]:.3g} on the grid, "
+            f"{_geometric_mean(_seed_p90(proportions, train)):.3g} interpolated",
         )
     left.set_title(
         f"Error vs P, {preset.width} neurons per hidden layer (dashed: test)"
@@ -160,6 +259,11 @@ def run_deep(
             device,
             hidden_layer_sizes=(preset.width,) * depth,
             init_scale=preset.init_scale,
+            # the design, stated rather than left to the estimator's defaults
+            solver="adam",
+            project_to_sphere=True,
+            tol=1e-4,
+            n_iter_no_change=10,
         )
         for depth in preset.depths
     }
@@ -185,7 +289,7 @@ def run_deep(
     return ExperimentResult(
         name="deep",
         title="Deep partially trainable networks: training error vs P by depth",
-        columns=("depth", "trainable_proportion", "seed", "train_mse", "test_mse"),
+        columns=COLUMNS,
         rows=rows,
         figure=_draw(preset, errors, measured),
         summary=summary,
@@ -201,4 +305,5 @@ def run_deep(
         },
         seconds=clock.seconds(),
         reference=REFERENCE,
+        verdicts=judge(as_table(COLUMNS, rows)),
     )

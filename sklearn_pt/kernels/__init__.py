@@ -5,11 +5,18 @@
   ``GaussianProcessRegressor``;
 - :class:`BiasedReLUFeatures` -- the random features of that kernel, a
   transformer like ``RBFSampler``;
-- :func:`ridge_leverage_scores` -- ridge leverage score of each random feature.
+- :func:`ridge_leverage_scores` -- ridge leverage score of each random feature;
+- :func:`reg_for_degrees_of_freedom` -- the ridge parameter at which the
+  scores sum to a given number of degrees of freedom.
 """
 
 from ._biased_relu import BiasedReLUKernel
 from ._features import BiasedReLUFeatures
-from ._leverage import ridge_leverage_scores
+from ._leverage import reg_for_degrees_of_freedom, ridge_leverage_scores
 
-__all__ = ["BiasedReLUFeatures", "BiasedReLUKernel", "ridge_leverage_scores"]
+__all__ = [
+    "BiasedReLUFeatures",
+    "BiasedReLUKernel",
+    "reg_for_degrees_of_freedom",
+    "ridge_leverage_scores",
+]

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from numbers import Real
 from typing import TypeVar
 
 import numpy as np
 import torch
 
-__all__ = ["ridge_leverage_scores"]
+__all__ = ["reg_for_degrees_of_freedom", "ridge_leverage_scores"]
 
 ArrayOrTensor = TypeVar("ArrayOrTensor", np.ndarray, torch.Tensor)
 
@@ -58,6 +59,24 @@ def _output_dtype(features) -> torch.dtype | np.dtype:
         return features.dtype if features.is_floating_point() else torch.float64
     arr = np.asarray(features)
     return arr.dtype if arr.dtype.kind == "f" else np.dtype(np.float64)
+
+
+def _spectrum(phi: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, bool]:
+    """Eigenvalues of the smaller Gram matrix and the squared coordinates
+    the scores are sums over (see :func:`ridge_leverage_scores`, Notes)."""
+    n_samples, n_features = phi.shape
+    if n_samples >= n_features:
+        s, v = torch.linalg.eigh(phi.T @ phi)
+        return s.clamp_min(0.0), v * v, True
+    s, u = torch.linalg.eigh(phi @ phi.T)
+    proj = u.T @ phi
+    return s.clamp_min(0.0), proj * proj, False
+
+
+def _scores_at_shift(s, squares, feature_side: bool, shift: float) -> torch.Tensor:
+    if feature_side:
+        return squares @ (s / (s + shift))
+    return (squares / (s + shift)[:, None]).sum(dim=0)
 
 
 def ridge_leverage_scores(features: ArrayOrTensor, reg: float) -> ArrayOrTensor:
@@ -145,18 +164,113 @@ def ridge_leverage_scores(features: ArrayOrTensor, reg: float) -> ArrayOrTensor:
             "features contains NaN or infinite values; remove or impute them "
             "before computing leverage scores."
         )
-    n_samples, n_features = phi.shape
-    shift = n_samples * lam
-    if n_samples >= n_features:
-        s, v = torch.linalg.eigh(phi.T @ phi)
-        s = s.clamp_min(0.0)
-        scores = (v * v) @ (s / (s + shift))
-    else:
-        s, u = torch.linalg.eigh(phi @ phi.T)
-        s = s.clamp_min(0.0)
-        proj = u.T @ phi
-        scores = (proj * proj / (s + shift)[:, None]).sum(dim=0)
+    n_samples, _ = phi.shape
+    scores = _scores_at_shift(*_spectrum(phi), n_samples * lam)
     scores = scores.clamp(0.0, 1.0)
     if is_tensor:
         return scores.to(out_dtype)
     return scores.numpy().astype(out_dtype, copy=False)
+
+
+def reg_for_degrees_of_freedom(features, degrees_of_freedom: float) -> float:
+    """The ridge parameter at which the leverage scores sum to a given number.
+
+    The scores of :func:`ridge_leverage_scores` sum to the effective degrees
+    of freedom ``d(reg) = sum_j s_j / (s_j + n reg)`` (``s_j`` the eigenvalues
+    of ``Phi^T Phi``), which falls from the rank of ``Phi`` to 0 as ``reg``
+    grows. This returns the ``reg`` with ``d(reg) = degrees_of_freedom``: a
+    regularisation stated in units that do not depend on the scale of the
+    features, the number of candidates or of samples.
+
+    Parameters
+    ----------
+    features : ndarray or torch.Tensor of shape (n_samples, n_features)
+        Feature matrix ``Phi`` (as for :func:`ridge_leverage_scores`).
+    degrees_of_freedom : float
+        Target sum of the scores, in ``(0, rank(Phi))``.
+
+    Returns
+    -------
+    reg : float
+        Found by bisection on ``log(reg)`` to a relative precision of about
+        ``1e-10`` in ``d(reg)``.
+
+    Raises
+    ------
+    ValueError
+        If ``degrees_of_freedom`` is not positive or not below the rank of
+        ``Phi`` (no finite positive ``reg`` reaches it).
+
+    Notes
+    -----
+    Bach (2017) samples features by the ridge leverage function at the
+    ``lambda`` whose degrees of freedom the number of sampled features can
+    afford (``m`` of order ``d(lambda) log d(lambda)``); choosing ``reg`` by
+    its degrees of freedom follows that rule without a scale to guess.
+
+    References
+    ----------
+    Bach (2017), "On the equivalence between kernel quadrature rules and
+    random feature expansions", JMLR 18(21).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_pt.kernels import reg_for_degrees_of_freedom, ridge_leverage_scores
+    >>> Phi = np.random.default_rng(0).normal(size=(50, 8))
+    >>> reg = reg_for_degrees_of_freedom(Phi, 3.0)
+    >>> round(float(ridge_leverage_scores(Phi, reg).sum()), 6)
+    3.0
+    """
+    phi, _ = _to_tensor(features)
+    if phi.ndim != 2 or phi.shape[0] == 0 or phi.shape[1] == 0:
+        raise ValueError(
+            "features must be a non-empty 2-D array of shape (n_samples, "
+            f"n_features); got shape {tuple(phi.shape)}."
+        )
+    gram = phi.T @ phi if phi.shape[0] >= phi.shape[1] else phi @ phi.T
+    s = torch.linalg.eigvalsh(gram).clamp_min(0.0)
+    return (
+        _shift_for_degrees_of_freedom(s, degrees_of_freedom, phi.shape) / (phi.shape[0])
+    )
+
+
+def _shift_for_degrees_of_freedom(s, degrees_of_freedom, shape) -> float:
+    """The shift ``n reg`` at which ``sum s / (s + shift)`` is the target."""
+    top = float(s.max())
+    rank = int((s > top * max(shape) * 1e-15).sum()) if top else 0
+    target = float(degrees_of_freedom)
+    if not 0 < target < rank:
+        raise ValueError(
+            f"degrees_of_freedom must lie in (0, {rank}), the rank of the "
+            f"features; got {degrees_of_freedom!r}. Ask for fewer degrees of "
+            "freedom or give more samples and candidates."
+        )
+
+    def dof(log_shift: float) -> float:
+        return float((s / (s + math.exp(log_shift))).sum())
+
+    # d falls from ~rank to 0 as the shift runs over the spectrum.
+    low, high = math.log(top) - 80.0, math.log(top) + 40.0
+    for _ in range(200):
+        middle = 0.5 * (low + high)
+        if dof(middle) > target:
+            low = middle
+        else:
+            high = middle
+        if high - low < 1e-12:
+            break
+    return math.exp(0.5 * (low + high))
+
+
+def leverage_scores_at_degrees_of_freedom(
+    features: torch.Tensor, degrees_of_freedom: float
+) -> tuple[torch.Tensor, float]:
+    """:func:`ridge_leverage_scores` at :func:`reg_for_degrees_of_freedom`'s
+    ``reg``, from one eigendecomposition: ``(scores, reg)``, the scores a
+    float64 tensor on the features' device."""
+    phi = features.detach().to(torch.float64)
+    s, squares, feature_side = _spectrum(phi)
+    shift = _shift_for_degrees_of_freedom(s, degrees_of_freedom, phi.shape)
+    scores = _scores_at_shift(s, squares, feature_side, shift).clamp(0.0, 1.0)
+    return scores, shift / phi.shape[0]

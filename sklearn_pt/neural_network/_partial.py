@@ -33,6 +33,7 @@ from .._training import (
     make_stepper,
 )
 from ..kernels import ridge_leverage_scores
+from ..kernels._leverage import leverage_scores_at_degrees_of_freedom
 from ..nn import (
     PartiallyTrainableMLP,
     project_to_sphere,
@@ -74,24 +75,41 @@ def _check_trainable_proportion(trainable_proportion, n_layers: int) -> np.ndarr
 
 
 _LEVERAGE_MAX_SAMPLES = 10_000
+LEVERAGE_DEGREES_OF_FREEDOM = 10.0
+"""Effective degrees of freedom of the leverage scores for
+``leverage_reg="auto"``: the scores are computed at the ridge parameter where
+they sum to this number (:func:`~sklearn_pt.kernels.reg_for_degrees_of_freedom`).
+Measured (d=5, widths 128 and 256, target in the biased-ReLU RKHS, readout in
+closed form, 6 seeds): with every neuron leverage-selected the best
+approximation error is below that of random features at init_scale 1 and 10
+(geometric means 0.77 and 0.11 at width 128; 0.74 and 0.07 at width 256);
+4 degrees of freedom lose at init_scale 10 and 24 or more at init_scale 1,
+and the former fixed ``reg=1e-3`` (about 200 degrees of freedom on 512
+points) was 4x worse than random features at init_scale 1."""
 
 
 def _leverage_first_layer(
     X, width, n_trainable, *, init_scale, pool_size, reg, generator
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """First-layer weights whose first ``n_trainable`` rows are drawn by ridge
-    leverage score sampling from a pool of candidates, the rest as usual.
+    leverage score sampling from a pool of candidates, the rest those of the
+    usual initialisation.
 
-    Candidates are spherical biased-ReLU features; their ridge leverage scores
-    are computed on (at most ``_LEVERAGE_MAX_SAMPLES`` random rows of) the
-    training inputs, and ``n_trainable`` of them are sampled without
-    replacement with probability proportional to the scores (Bach, 2017).
+    The usual width-``width`` initialisation is drawn first, so the frozen
+    neurons at any P are those of the random-features network (P = 0) of the
+    same seed. Candidates are spherical biased-ReLU features; their ridge
+    leverage scores are computed on (at most ``_LEVERAGE_MAX_SAMPLES``
+    random rows of) the training inputs, with ``reg="auto"`` at
+    :data:`LEVERAGE_DEGREES_OF_FREEDOM` degrees of freedom, and
+    ``n_trainable`` of them are sampled without replacement with probability
+    proportional to the scores (Bach, 2017).
     """
     d, dtype = X.shape[1], X.dtype
+    weight, bias = spherical_biased_relu_init(
+        d, width, init_scale=init_scale, generator=generator, dtype=dtype
+    )
     if n_trainable == 0:  # nothing to select (P = 0): the usual initialisation
-        return spherical_biased_relu_init(
-            d, width, init_scale=init_scale, generator=generator, dtype=dtype
-        )
+        return weight, bias
     pool_w, pool_b = spherical_biased_relu_init(
         d, pool_size, init_scale=init_scale, generator=generator, dtype=dtype
     )
@@ -99,17 +117,33 @@ def _leverage_first_layer(
         rows = torch.randperm(X.shape[0], generator=generator)[:_LEVERAGE_MAX_SAMPLES]
         X = X[rows.to(X.device)]
     features = torch.relu(X @ pool_w.to(X.device).T + pool_b.to(X.device))
-    scores = ridge_leverage_scores(features, reg).cpu().to(torch.float64)
+    if reg == "auto":
+        scores = _auto_leverage_scores(features)
+    else:
+        scores = ridge_leverage_scores(features, reg)
+    scores = scores.cpu().to(torch.float64)
     # Dead candidates (always off on these inputs) have score 0; a floor keeps
     # sampling without replacement possible when fewer than n_trainable live.
     weights = scores.clamp_min(1e-12 * max(float(scores.max()), 1e-300))
     chosen = torch.multinomial(
         weights, n_trainable, replacement=False, generator=generator
     )
-    rest_w, rest_b = spherical_biased_relu_init(
-        d, width - n_trainable, init_scale=init_scale, generator=generator, dtype=dtype
-    )
-    return torch.cat([pool_w[chosen], rest_w]), torch.cat([pool_b[chosen], rest_b])
+    weight[:n_trainable], bias[:n_trainable] = pool_w[chosen], pool_b[chosen]
+    return weight, bias
+
+
+def _auto_leverage_scores(features: torch.Tensor) -> torch.Tensor:
+    """Leverage scores at :data:`LEVERAGE_DEGREES_OF_FREEDOM` degrees of
+    freedom (at most half the rank the candidates reach on these inputs)."""
+    n_samples, n_candidates = features.shape
+    degrees = min(LEVERAGE_DEGREES_OF_FREEDOM, 0.5 * min(n_samples, n_candidates))
+    try:
+        return leverage_scores_at_degrees_of_freedom(features, degrees)[0]
+    except ValueError:  # rank-deficient (few inputs, many dead candidates)
+        rank = int(torch.linalg.matrix_rank(features.to(torch.float64)))
+        if rank < 2:  # a rank-one pool: any reg gives proportional scores
+            return ridge_leverage_scores(features, 1.0)
+        return leverage_scores_at_degrees_of_freedom(features, 0.5 * rank)[0]
 
 
 class _StandardisedTarget(np.ndarray):
@@ -215,14 +249,24 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         leverage scores ``l_i = [Phi^T Phi (Phi^T Phi + n reg I)^-1]_ii`` on
         the training inputs (at most 10,000 random rows), sample the
         ``round(P * width)`` trainable neurons without replacement with
-        probability proportional to the scores, and draw the frozen neurons as
-        usual. Trainable neurons are then the first rows of the layer. Deeper
-        layers always select at random.
+        probability proportional to the scores; the frozen neurons are those
+        of the random-features network (P = 0) of the same seed. Trainable
+        neurons are the first rows of the layer. Deeper layers always select
+        at random.
     leverage_pool_size : int or None, default=None
         Number of candidates for ``"leverage"``; None means ten times the
-        number of trainable neurons.
-    leverage_reg : float, default=1e-3
-        Ridge parameter ``reg`` of the leverage scores.
+        width of the first hidden layer (whatever P, so that the pool
+        represents the leverage density even when few neurons are chosen).
+    leverage_reg : float or "auto", default="auto"
+        Ridge parameter ``reg`` of the leverage scores. ``"auto"``: the
+        ``reg`` at which the scores sum to 10 effective degrees of freedom
+        (:func:`~sklearn_pt.kernels.reg_for_degrees_of_freedom`), a
+        regularisation that does not depend on the scale of the features or
+        the size of the pool. A small fixed ``reg`` (e.g. ``1e-3`` with a
+        pool of ten times the width) leaves hundreds of degrees of freedom,
+        where the scores favour features that single out a few inputs: with
+        every neuron selected that way the best approximation was measured 4x
+        worse than random features at ``init_scale=1``.
     project_to_sphere : bool, default=False
         Project every input row onto the unit sphere before the network (the
         paper's setting, the same map as
@@ -416,7 +460,10 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         "init_scale": [Interval(Real, 0, None, closed="neither")],
         "trainable_selection": [StrOptions({"random", "leverage"})],
         "leverage_pool_size": [Interval(Integral, 1, None, closed="left"), None],
-        "leverage_reg": [Interval(Real, 0, None, closed="neither")],
+        "leverage_reg": [
+            Interval(Real, 0, None, closed="neither"),
+            StrOptions({"auto"}),
+        ],
         "project_to_sphere": ["boolean"],
         "normalize_y": ["boolean"],
         **TRAINING_PARAMETER_CONSTRAINTS,
@@ -432,7 +479,7 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         init_scale=1.0,
         trainable_selection="random",
         leverage_pool_size=None,
-        leverage_reg=1e-3,
+        leverage_reg="auto",
         project_to_sphere=False,
         solver="adam",
         readout="gradient",
@@ -631,7 +678,7 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
                 sizes[0],
                 n_trainable,
                 init_scale=self.init_scale,
-                pool_size=self.leverage_pool_size or 10 * max(n_trainable, 1),
+                pool_size=self.leverage_pool_size or 10 * sizes[0],
                 reg=self.leverage_reg,
                 generator=generator,
             )

@@ -7,6 +7,7 @@ not the papers' claims (those need ``--scale small`` or larger).
 
 import csv
 import math
+import re
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ from sklearn_pt.experiments import (
     run_partial,
 )
 from sklearn_pt.experiments._approximation import APPROXIMATION_PRESETS
-from sklearn_pt.experiments._common import VERDICTS, resolve_seeds, select_preset
+from sklearn_pt.experiments._common import resolve_seeds, select_preset
 from sklearn_pt.experiments._deep import DEEP_PRESETS
 from sklearn_pt.experiments._feature_learning import (
     FEATURE_LEARNING_PRESETS,
@@ -35,6 +36,7 @@ from sklearn_pt.experiments._partial import (
     proportion_capturing,
 )
 from sklearn_pt.experiments._two_step import TWO_STEP_PRESETS
+from sklearn_pt.experiments._verdicts import VERDICTS as RULE_WORDS
 
 
 @pytest.fixture(scope="module")
@@ -156,14 +158,14 @@ def test_partial_metrics_agree_with_the_table(partial_tiny):
 
 def test_partial_summary_opens_with_a_verdict_per_claim(partial_tiny):
     verdicts = partial_tiny.verdicts
-    assert len(verdicts) == 3
-    for line in verdicts:
-        assert line.split("**")[1].lower() in VERDICTS
-        assert "Measured:" in line and "Paper:" in line
+    assert len(verdicts) == 4  # fast fall per init scale, sharper, P90
+    for verdict in verdicts:
+        assert verdict.word in RULE_WORDS
+        assert verdict.test and re.search(r"\d", verdict.measured)
     page = partial_tiny.markdown()
     assert page.index("## Verdict") < page.index("## Measured")
-    assert verdicts[0] in page
-    assert "paired seeds" in verdicts[1]
+    assert partial_tiny.verdict_lines()[0] in page
+    assert "sign test" in verdicts[2].test and "log-midpoint" in verdicts[2].claim
 
 
 def test_partial_figure_has_labelled_axes_and_legends(partial_tiny):

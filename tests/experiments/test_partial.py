@@ -14,9 +14,12 @@ import dataclasses
 
 import numpy as np
 
+from sklearn_pt.experiments import run_partial
+from sklearn_pt.experiments._common import read_csv_table
 from sklearn_pt.experiments._partial import (
     PARTIAL_PRESETS,
     _Variant,
+    judge,
     paired_wins,
     sweep_stacked,
     sweep_variants,
@@ -47,11 +50,11 @@ def test_stacked_sweep_equals_one_proportion_curve_per_variant():
     assert not np.allclose(stacked["leverage", 1.0][0], stacked["leverage", 10.0][0])
 
 
-def test_larger_init_scale_captures_more_of_the_drop_at_p_0_1_in_paired_seeds():
+def test_larger_init_scale_captures_less_of_the_drop_at_p_0_05_in_paired_seeds():
+    """At P = 0.05 (13 of 256 neurons trainable) the larger init scale
+    captures *less* of its drop: the opposite of "sharper", at this size."""
     small = PARTIAL_PRESETS["small"]
-    preset = dataclasses.replace(
-        small, proportions=(0.0, small.headline_proportion, 1.0)
-    )
+    preset = dataclasses.replace(small, proportions=(0.0, 0.05, 1.0))
     estimators = {
         tau: theory_design_regressor(
             preset, "cpu", init_scale=tau, selection="leverage"
@@ -69,7 +72,56 @@ def test_larger_init_scale_captures_more_of_the_drop_at_p_0_1_in_paired_seeds():
     for tau in (1.0, 10.0):
         train = errors[tau][0]
         assert np.all(train[-1] < 0.01 * train[0]), (tau, train)
-    # Measured at this size: 6 of 6 (0.974 +- 0.005 vs 0.952 +- 0.011).
+    # Measured at this size (leverage_reg="auto"): more in 0 of 6 paired
+    # seeds (0.500 +- 0.202 vs 0.834 +- 0.160); with the former fixed
+    # leverage_reg=1e-3, 1 of 6 (0.704 vs 0.786).
     wins = int(paired_wins(high, low)[1])
-    assert wins >= 5, (wins, high[1], low[1])
-    assert high[1].mean() > low[1].mean()
+    assert wins <= 1, (wins, high[1], low[1])
+    assert high[1].mean() < low[1].mean()
+
+
+# ------------------------------------------------------------- the verdicts
+def test_verdicts_follow_from_the_written_csv(tmp_path):
+    result = run_partial(scale="tiny", progress=False)
+    files = result.write(tmp_path)
+    assert judge(read_csv_table(files["csv"])) == result.verdicts
+    assert "qualitatively" not in files["md"].read_text()
+
+
+def _table(errors: dict, proportions) -> dict:
+    """A table of training errors ``{(selection, tau): (n_p, n_seeds)}``."""
+    rows = [
+        (selection, tau, p, s, float(train[i, s]))
+        for (selection, tau), train in errors.items()
+        for i, p in enumerate(proportions)
+        for s in range(train.shape[1])
+    ]
+    table = {
+        name: [row[k] for row in rows]
+        for k, name in enumerate(
+            ("selection", "init_scale", "trainable_proportion", "seed", "train_mse")
+        )
+    }
+    return table | {"n_features": [5] * len(rows)}
+
+
+def test_judge_on_synthetic_curves():
+    """Curves built to be sharper for init_scale 10 at P = 0.1 only: the sharper
+    verdict is mixed and says where; a fast fall is reproduced."""
+    proportions = (0.0, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+    rng = np.random.default_rng(0)
+    share = {  # captured share of the drop at each P, before noise
+        1.0: np.array([0, 0.5, 0.7, 0.8, 0.9, 0.97, 1.0]),
+        10.0: np.array([0, 0.3, 0.5, 0.95, 0.97, 0.99, 1.0]),
+    }
+    errors = {}
+    for tau, fraction in share.items():
+        noise = 0.005 * rng.standard_normal((len(proportions), 6))
+        noise[[0, -1]] = 0.0
+        errors["leverage", tau] = 1.0 - (fraction[:, None] + noise) * 0.9
+    verdicts = judge(_table(errors, proportions))
+    assert [v.word for v in verdicts[:2]] == ["reproduced", "reproduced"]
+    sharper = verdicts[2]
+    assert sharper.word == "mixed"
+    assert "holds at P=0.1" in sharper.where
+    assert "opposite at P=0.02, P=0.05" in sharper.where

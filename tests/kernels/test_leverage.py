@@ -6,7 +6,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sklearn_pt.kernels import ridge_leverage_scores
+from sklearn_pt.kernels import reg_for_degrees_of_freedom, ridge_leverage_scores
 
 
 def explicit_scores(phi, reg):
@@ -136,3 +136,46 @@ def test_accepts_scalar_array_and_tensor_reg():
     expected = ridge_leverage_scores(phi, 0.2)
     np.testing.assert_allclose(ridge_leverage_scores(phi, np.float32(0.2)), expected)
     np.testing.assert_allclose(ridge_leverage_scores(phi, torch.tensor(0.2)), expected)
+
+
+# --- the ridge parameter at a given number of degrees of freedom ----------------
+
+
+@pytest.mark.parametrize("shape", [(60, 12), (12, 60)])
+@pytest.mark.parametrize("dof", [0.5, 3.0, 9.5])
+def test_reg_for_degrees_of_freedom_gives_that_sum_of_scores(shape, dof):
+    phi = np.random.default_rng(1).normal(size=shape)
+    reg = reg_for_degrees_of_freedom(phi, dof)
+    assert reg > 0
+    np.testing.assert_allclose(ridge_leverage_scores(phi, reg).sum(), dof, rtol=1e-8)
+    # against the eigenvalue formula, independently of the scores
+    s = np.linalg.eigvalsh(phi.T @ phi)
+    np.testing.assert_allclose(np.sum(s / (s + shape[0] * reg)), dof, rtol=1e-8)
+
+
+def test_reg_for_degrees_of_freedom_follows_the_scale_of_the_features():
+    # Phi -> c Phi, reg -> c^2 reg: the same scores, so the same choice.
+    phi = np.random.default_rng(2).normal(size=(40, 30))
+    reg = reg_for_degrees_of_freedom(phi, 5.0)
+    np.testing.assert_allclose(reg_for_degrees_of_freedom(7.0 * phi, 5.0), 49 * reg)
+
+
+@pytest.mark.parametrize("dof", [0.0, -1.0, 4.0, 10.0])
+def test_reg_for_degrees_of_freedom_rejects_unreachable_targets(dof):
+    # rank 4: d(reg) < 4 for every reg > 0
+    phi = np.random.default_rng(3).normal(size=(30, 4))
+    with pytest.raises(ValueError, match="degrees_of_freedom must lie in"):
+        reg_for_degrees_of_freedom(phi, dof)
+
+
+def test_scores_at_degrees_of_freedom_from_one_decomposition():
+    from sklearn_pt.kernels._leverage import leverage_scores_at_degrees_of_freedom
+
+    for shape in [(50, 20), (20, 50)]:
+        phi = np.maximum(np.random.default_rng(4).normal(size=shape) + 0.2, 0)
+        scores, reg = leverage_scores_at_degrees_of_freedom(torch.as_tensor(phi), 4.0)
+        assert reg == pytest.approx(reg_for_degrees_of_freedom(phi, 4.0), rel=1e-9)
+        np.testing.assert_allclose(
+            scores.numpy(), ridge_leverage_scores(phi, reg), rtol=1e-9, atol=1e-12
+        )
+        assert float(scores.sum()) == pytest.approx(4.0, rel=1e-8)

@@ -344,8 +344,10 @@ def test_predict_with_wrong_number_of_features(sphere_regression):
 
 
 def test_leverage_selection_prefers_high_leverage_candidates():
-    """The trainable neurons come from the pool, biased towards high scores."""
-    from sklearn_pt.kernels import ridge_leverage_scores
+    """The trainable neurons come from the pool, biased towards high scores
+    at the "auto" ridge parameter (10 degrees of freedom)."""
+    from sklearn_pt.kernels import reg_for_degrees_of_freedom, ridge_leverage_scores
+    from sklearn_pt.nn import spherical_biased_relu_init
 
     X, y = make_sphere_regression(n_samples=300)
     chosen_scores, pool_scores = [], []
@@ -362,21 +364,55 @@ def test_leverage_selection_prefers_high_leverage_candidates():
         ).fit(X, y)
         mask = reg.trainable_masks_[0]
         assert mask[:10].all() and not mask[10:].any()
-        # Recompute the pool exactly as the estimator drew it.
+        # Recompute the pool exactly as the estimator drew it: the width-40
+        # initialisation first, then the candidates.
         generator = make_generator(seed)
-        from sklearn_pt.nn import spherical_biased_relu_init
-
+        spherical_biased_relu_init(
+            5, 40, init_scale=4.0, generator=generator, dtype=torch.float64
+        )
         pool_w, pool_b = spherical_biased_relu_init(
             5, 200, init_scale=4.0, generator=generator, dtype=torch.float64
         )
         features = torch.relu(torch.as_tensor(X) @ pool_w.T + pool_b)
-        scores = ridge_leverage_scores(features, 1e-3).numpy()
+        scores = ridge_leverage_scores(
+            features, reg_for_degrees_of_freedom(features, 10.0)
+        ).numpy()
+        assert scores.sum() == pytest.approx(10.0, rel=1e-6)
         initial = reg.module_.hidden_layers[0].frozen_weight[:10].numpy()
         index = [int(np.argmin(np.abs(pool_w.numpy() - w).sum(1))) for w in initial]
         np.testing.assert_allclose(pool_w.numpy()[index], initial, atol=1e-12)
         chosen_scores.append(scores[index].mean())
         pool_scores.append(scores.mean())
     assert np.mean(chosen_scores) > 1.5 * np.mean(pool_scores)
+
+
+def test_leverage_selection_keeps_the_random_features_frozen_neurons():
+    """At any P the frozen neurons are those of the P = 0 network of the same
+    seed (paired designs compare the same frozen features), and the default
+    pool does not shrink with P (ten times the width)."""
+    X, y = make_sphere_regression(n_samples=200)
+
+    def first_layer(p, pool=None):
+        reg = PartiallyTrainableRegressor(
+            hidden_layer_sizes=(20,),
+            trainable_proportion=p,
+            trainable_selection="leverage",
+            leverage_pool_size=pool,
+            max_iter=1,
+            dtype="float64",
+            random_state=3,
+        ).fit(X, y)
+        layer = reg.module_.hidden_layers[0]
+        return layer.frozen_weight.numpy(), layer.frozen_bias.numpy()
+
+    w0, b0 = first_layer(0.0)
+    for p, k in ((0.1, 2), (0.5, 10)):
+        w, b = first_layer(p)
+        np.testing.assert_array_equal(w[k:], w0[k:])
+        np.testing.assert_array_equal(b[k:], b0[k:])
+        assert not np.isin(w[:k], w0).all()
+    # None is ten times the width, whatever P: the same draws as 200.
+    np.testing.assert_array_equal(first_layer(0.1)[0], first_layer(0.1, 200)[0])
 
 
 def test_leverage_selection_trains_and_predicts():
