@@ -261,7 +261,6 @@ def run_deep(
             init_scale=preset.init_scale,
             # the design, stated rather than left to the estimator's defaults
             solver="adam",
-            project_to_sphere=True,
             tol=1e-4,
             n_iter_no_change=10,
         )

@@ -429,7 +429,7 @@ def _stacked_errors(estimators, preset, seed: int) -> np.ndarray:
 def preset_regressor(preset, device: str, **params) -> PartiallyTrainableRegressor:
     """The swept estimator: the preset's training budget, no L2 penalty, on
     the raw targets (``normalize_y=False``, the experiment's measure since
-    before that option existed)."""
+    before that option existed), inputs on the sphere (the paper's design)."""
     return PartiallyTrainableRegressor(
         learning_rate_init=preset.learning_rate_init,
         max_iter=preset.max_iter,
