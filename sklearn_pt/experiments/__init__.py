@@ -22,8 +22,8 @@ a matplotlib figure and a summary of the measured claim) that
   and both spectral baselines (Montanari, Wang, 2026).
 
 ``scale`` is one of :data:`SCALES` (``"small"``, ``"medium"``,
-``"paper"``); ``"small"`` runs all five in about a minute (56.8 s) on a
-two-core CPU (``sklearn-pt reproduce all``, one seed per core).
+``"paper"``); ``"small"`` runs all five in about two minutes (117.6 s
+measured) on a two-core CPU (``sklearn-pt reproduce all``, one seed per core).
 Drawing needs matplotlib (``pip install sklearn_pt[plot]``).
 
 The networks are small, so one torch thread per fit is fastest: on two busy

@@ -33,8 +33,8 @@ __all__ = [
 
 SCALES = ("small", "medium", "paper")
 """Public scale names, in increasing cost. ``"small"`` runs every experiment
-on a two-core CPU in about a minute (two workers of one torch
-thread; about two minutes in one); ``"paper"`` is the
+on a two-core CPU in about two minutes (117.6 s with two workers of one
+torch thread, most of it the partial sweep); ``"paper"`` is the
 largest (depths up to 15, widths up to 2000; not timed, meant for a GPU)."""
 
 TEST_SCALE = "tiny"
