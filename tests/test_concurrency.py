@@ -16,6 +16,7 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, KFold
 
 from sklearn_pt.neural_network import PartiallyTrainableRegressor, TwoStepFeatureLearner
+from tests._numerics import assert_same_math
 from tests.test_bad_input import ESTIMATORS, estimator_id, fit_estimator, make_data
 
 SEARCHES = {
@@ -56,7 +57,10 @@ def test_parallel_grid_search_gives_the_serial_scores(name, backend):
     with joblib.parallel_backend(backend, n_jobs=2):
         parallel = cv_scores(estimator, grid, n_jobs=2)
     assert np.all(np.isfinite(serial))
-    np.testing.assert_array_equal(parallel, serial)
+    # A worker's thread count may differ from this process's (loky gives
+    # each one thread), and with it the BLAS summation order: the scores
+    # agree to the estimator's precision, not bitwise.
+    assert_same_math(parallel, serial, dtype=getattr(estimator, "dtype", "float64"))
 
 
 def thread_settings():
