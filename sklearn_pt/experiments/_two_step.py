@@ -615,9 +615,9 @@ def _sign_verdict(table, claim, pairs, *, paper, reason="") -> Verdict:
     )
 
 
-def _exponents(table, activation, batch, quantity="update_alignment"):
-    dims = _align_dims(table, activation)
-    values = [
+def _he3_seed_values(table, quantity, activation, batch, dims) -> list[list[float]]:
+    """The seeds' values of an He_3 alignment ``quantity``, one list per d."""
+    return [
         list(
             _by_seed(
                 table,
@@ -630,6 +630,11 @@ def _exponents(table, activation, batch, quantity="update_alignment"):
         )
         for d in dims
     ]
+
+
+def _exponents(table, activation, batch, quantity="update_alignment"):
+    dims = _align_dims(table, activation)
+    values = _he3_seed_values(table, quantity, activation, batch, dims)
     return dims, fit_exponent(dims, values)
 
 
@@ -1125,19 +1130,7 @@ def _draw_alignment(ax, table, quantity, ylabel) -> None:
     for activation in _sorted_values(table, "activation", rows):
         dims = np.array(_align_dims(table, activation))
         for batch, style in (("reuse", "o-"), ("fresh", "s--")):
-            values = [
-                list(
-                    _by_seed(
-                        table,
-                        quantity=quantity,
-                        activation=activation,
-                        link="he3",
-                        batch=batch,
-                        d=d,
-                    ).values()
-                )
-                for d in dims
-            ]
+            values = _he3_seed_values(table, quantity, activation, batch, dims)
             means, low, high = _interval_bars(values)
             ax.errorbar(
                 dims * (1 + 0.02 * k),
