@@ -35,6 +35,7 @@ from ..theory import (
 from ._common import (
     ExperimentResult,
     Stopwatch,
+    as_table,
     format_values,
     new_figure,
     plural,
@@ -43,9 +44,13 @@ from ._common import (
     resolve_seeds,
     select_preset,
 )
+from ._partial import _small
 from ._verdicts import (
+    BOOTSTRAP_OVER_SEEDS,
     HOLDS,
+    LEVEL,
     NEITHER,
+    SIGN_TEST_OVER_SEEDS,
     Verdict,
     bootstrap_interval,
     interval_test,
@@ -574,13 +579,9 @@ SMALL_P = 0.2
 """The largest P of the "fast fall at small P" claim's range."""
 SHARPER_P = 0.1
 """The largest P of the "sharper for the larger init scale" claim's range."""
-LEVEL = 0.05
-"""One-sided level of the sign tests; the intervals are two-sided 95%."""
 RATIO_RESAMPLES = 200
 """Bootstrap resamples of the seeds for the fitted mismatch ratio (each one
 refits it)."""
-SIGN_TEST = f"paired sign test over seeds, one-sided, level {LEVEL:g}"
-BOOTSTRAP = "95% percentile bootstrap interval over seeds"
 
 
 @dataclass(frozen=True)
@@ -603,12 +604,6 @@ class _Grid:
     def decay(self, tau: float) -> np.ndarray:
         """``E(0)`` per width, shape ``(n_widths, n_seeds)``."""
         return np.array([self.errors[tau, 0.0, m] for m in self.widths])
-
-
-def as_table(columns, rows) -> dict:
-    """Rows as the by-column table :func:`judge` reads (the form
-    :func:`~sklearn_pt.experiments._common.read_csv_table` gives the CSV)."""
-    return {name: [row[i] for row in rows] for i, name in enumerate(columns)}
 
 
 def _grid(table) -> _Grid:
@@ -637,15 +632,6 @@ def _grid(table) -> _Grid:
     )
 
 
-def _small(proportions, largest: float) -> list[int]:
-    """Indices of the grid's P in ``(0, largest]``; the smallest P above 0
-    when there is none (a coarse grid)."""
-    inner = [i for i, p in enumerate(proportions) if 0 < p < 1] or [
-        i for i, p in enumerate(proportions) if p > 0
-    ]
-    return [i for i in inner if proportions[i] <= largest] or inner[:1]
-
-
 def _unless_reproduced(outcomes, reason: str) -> str:
     """``reason`` when some outcome of the range is not "holds", else ""."""
     return "" if all(value == HOLDS for value in outcomes.values()) else reason
@@ -671,7 +657,7 @@ def _beats_random_features(g: _Grid, tau: float) -> Verdict:
         f"leverage-selected neurons beat random features, E(P) < E(0) for every "
         f"P in (0, 1] (init_scale {tau:g}, width {g.width})",
         outcomes,
-        test=SIGN_TEST + " of log(E(0)/E(P)) at each P",
+        test=SIGN_TEST_OVER_SEEDS + " of log(E(0)/E(P)) at each P",
         measured=f"E(P)/E(0), geometric mean (seeds with E(P) < E(0)): {cells}",
         paper=f"kappa_1 = 1 < kappa_0* = {biased_relu_kappa0(g.d, tau):.3g}, so "
         "the bound falls at every P",
@@ -704,7 +690,7 @@ def _fast_then_saturates(g: _Grid, tau: float) -> Verdict:
         f"E(0) - E(1) captured at P exceeds P for P <= {SMALL_P:g} "
         f"(init_scale {tau:g})",
         outcomes,
-        test=BOOTSTRAP + " of the mean captured share, above P",
+        test=BOOTSTRAP_OVER_SEEDS + " of the mean captured share, above P",
         measured=", ".join(cells),
         paper="the bound's shape captures "
         + ", ".join(f"{bound[i]:.3f} at P={g.proportions[i]:g}" for i in small),
@@ -748,7 +734,7 @@ def _sharper(g: _Grid) -> Verdict:
         f"the fall is sharper for the larger init scale ({high:g} vs {low:g}): "
         f"it captures more of its drop at every P <= {SHARPER_P:g}",
         outcomes,
-        test=SIGN_TEST + " of the difference in captured share at each P",
+        test=SIGN_TEST_OVER_SEEDS + " of the difference in captured share at each P",
         measured="captured share, init_scale "
         f"{high:g} vs {low:g} (seeds where larger): " + ", ".join(cells),
         paper=f"the bound's shape captures {bound[high][head]:.3f} vs "
@@ -779,7 +765,7 @@ def _fitted_ratio(g: _Grid) -> Verdict:
         "the mismatch ratio kappa_0/kappa_1 fitted to E(P)/E(0) is the bound's "
         "kappa_0*",
         outcomes,
-        test=BOOTSTRAP + f" of the ratio refitted with alpha = {alpha:.3g}, "
+        test=BOOTSTRAP_OVER_SEEDS + f" of the ratio refitted with alpha = {alpha:.3g}, "
         "containing kappa_0*",
         measured=", ".join(cells),
         paper="kappa_0* = 4 sqrt(2) tau (d+1)/d = "
@@ -822,7 +808,8 @@ def _decay(g: _Grid) -> Verdict:
     return Verdict.from_outcomes(
         "E(0) decays like m^-alpha where the bound is informative",
         outcomes,
-        test=BOOTSTRAP + " of the exponent fitted to the geometric-mean E(0), "
+        test=BOOTSTRAP_OVER_SEEDS
+        + " of the exponent fitted to the geometric-mean E(0), "
         "containing alpha",
         measured="; ".join(cells),
         paper=f"alpha = (d+2)/(d-1) = {alpha:.3g} (d = {g.d})",

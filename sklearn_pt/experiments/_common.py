@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
+
 from .._engine import resolve_device
 from .._plotting import PlotDependencyError, import_matplotlib
 from .._progress import progress_bar
@@ -21,6 +23,7 @@ __all__ = [
     "ExperimentResult",
     "PlotDependencyError",
     "Stopwatch",
+    "as_table",
     "format_values",
     "new_figure",
     "plural",
@@ -308,6 +311,22 @@ class ExperimentResult:
         return self.files
 
 
+def _table_cell(value: Any) -> Any:
+    """A cell as :func:`read_csv_table` gives it: numbers (and text that
+    reads as one) as ``float``, missing ones as ``nan``, other text as
+    ``str``."""
+    if value is None or value == "":
+        return math.nan
+    if isinstance(value, bool | np.bool_):
+        return str(bool(value))  # as csv writes it
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return float(value)
+
+
 def read_csv_table(path: str | Path) -> dict[str, list]:
     """Read a table written by :meth:`ExperimentResult.write_csv` back, by
     column: numbers as ``float`` (``nan`` for missing ones), other cells as
@@ -324,20 +343,27 @@ def read_csv_table(path: str | Path) -> dict[str, list]:
     table : dict of str to list
         One list per column, in row order.
     """
-
-    def cell(text: str) -> Any:
-        if text == "":
-            return math.nan
-        try:
-            return float(text)
-        except ValueError:
-            return text
-
     with open(path, newline="") as handle:
         reader = csv.reader(handle)
         columns = next(reader)
-        rows = [[cell(text) for text in row] for row in reader]
-    return {name: [row[i] for row in rows] for i, name in enumerate(columns)}
+        rows = list(reader)
+    return as_table(columns, rows)
+
+
+def as_table(columns: Sequence[str], rows: Sequence[Sequence]) -> dict[str, list]:
+    """Rows as the by-column table :func:`read_csv_table` returns for their
+    CSV, with the same cell types, so that a reproduction judges its verdicts
+    from its rows exactly as from its written CSV.
+
+    Examples
+    --------
+    >>> from sklearn_pt.experiments._common import as_table
+    >>> as_table(("name", "value"), [("a", 1), ("b", None)])
+    {'name': ['a', 'b'], 'value': [1.0, nan]}
+    """
+    return {
+        name: [_table_cell(row[i]) for row in rows] for i, name in enumerate(columns)
+    }
 
 
 def format_values(values: Sequence[float], labels: Sequence[str]) -> str:

@@ -11,6 +11,7 @@ from ..model_selection import PhaseTransitionDisplay
 from ._common import (
     ExperimentResult,
     Stopwatch,
+    as_table,
     format_values,
     new_figure,
     plural,
@@ -26,13 +27,12 @@ from ._partial import (
     _interval_outcome,
     _seed_p90,
     _small,
-    as_table,
     captured_fraction,
     drop_summary,
     preset_regressor,
     sweep_variants,
 )
-from ._verdicts import Verdict
+from ._verdicts import BOOTSTRAP_OVER_SEEDS, Verdict
 
 __all__ = ["DEEP_PRESETS", "DeepPreset", "judge", "run_deep"]
 
@@ -40,7 +40,6 @@ COLUMNS = ("depth", "trainable_proportion", "seed", "train_mse", "test_mse")
 """Columns of the table: one row per (depth, P, seed)."""
 SHAPE_P = 0.1
 """The small P at which every depth's captured share is judged."""
-BOOTSTRAP = "95% percentile bootstrap interval over seeds"
 
 
 @dataclass(frozen=True)
@@ -139,7 +138,7 @@ def judge(table) -> tuple[Verdict, ...]:
             f"the same phase transition at every depth: the share of the drop "
             f"captured at P={p:g} exceeds P",
             shape,
-            test=BOOTSTRAP + " of the mean captured share, above P",
+            test=BOOTSTRAP_OVER_SEEDS + " of the mean captured share, above P",
             measured=", ".join(cells) + f" ({plural(n_seeds, 'seed')})",
             paper="the transition of the two-layer network appears in deep "
             "networks (depth up to 15)",
@@ -160,7 +159,8 @@ def judge(table) -> tuple[Verdict, ...]:
                 f"P90 (the P capturing {FRACTION:.0%} of the drop) is the same "
                 f"at every depth as at depth {shallow}",
                 same,
-                test=BOOTSTRAP + " of the paired log(P90 ratio), containing 0 "
+                test=BOOTSTRAP_OVER_SEEDS
+                + " of the paired log(P90 ratio), containing 0 "
                 f"(low power with {n_seeds} seeds)",
                 measured=f"log(P90 / P90 at depth {shallow}): " + ", ".join(cells),
                 paper="the same shape at every depth",

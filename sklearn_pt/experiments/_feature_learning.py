@@ -36,6 +36,7 @@ from ..theory import spectral_overlap, spectral_threshold
 from ._common import (
     ExperimentResult,
     Stopwatch,
+    as_table,
     new_figure,
     plural,
     progress_bar,
@@ -763,20 +764,6 @@ def analyse(table) -> dict:
     }
 
 
-def as_table(rows: Sequence[tuple]) -> dict:
-    """The rows as the table :func:`~sklearn_pt.experiments._common.
-    read_csv_table` reads back (by column; numbers as float)."""
-    table = {}
-    for i, column in enumerate(COLUMNS):
-        values = [row[i] for row in rows]
-        table[column] = (
-            [str(v) for v in values]
-            if column in ("method", "init")
-            else [float(v) for v in values]
-        )
-    return table
-
-
 # --------------------------------------------------------------------------
 # judge: the verdicts, from the table alone
 # --------------------------------------------------------------------------
@@ -1501,7 +1488,7 @@ def run_feature_learning(
     rows = measure_runs(
         preset, seed_list, device=device, n_jobs=n_jobs, progress=progress
     )
-    table = as_table(rows)
+    table = as_table(COLUMNS, rows)
     analysis = analyse(table)
     metrics = {}
     for (method, init, width, d), found in analysis["crossings"].items():

@@ -37,6 +37,7 @@ from ..theory import (
 from ._common import (
     ExperimentResult,
     Stopwatch,
+    as_table,
     format_values,
     new_figure,
     plural,
@@ -46,8 +47,11 @@ from ._common import (
     select_preset,
 )
 from ._verdicts import (
+    BOOTSTRAP_OVER_SEEDS,
     HOLDS,
+    LEVEL,
     NEITHER,
+    SIGN_TEST_OVER_SEEDS,
     Verdict,
     bootstrap_interval,
     interval_test,
@@ -586,16 +590,6 @@ SMALL_P = 0.2
 """The largest P of the "fast fall at small P" claim's range."""
 SHARPER_P = 0.1
 """The largest P of the "sharper for the larger init scale" claim's range."""
-LEVEL = 0.05
-"""One-sided level of the sign tests; the intervals are two-sided 95%."""
-SIGN_TEST = f"paired sign test over seeds, one-sided, level {LEVEL:g}"
-BOOTSTRAP = "95% percentile bootstrap interval over seeds"
-
-
-def as_table(columns, rows) -> dict:
-    """Rows as the by-column table :func:`judge` reads (the form
-    :func:`~sklearn_pt.experiments._common.read_csv_table` gives the CSV)."""
-    return {name: [row[i] for row in rows] for i, name in enumerate(columns)}
 
 
 def _train_errors(table) -> tuple[dict, list[float], int, int]:
@@ -661,7 +655,7 @@ def _fast_then_saturates(errors, proportions, d, tau) -> Verdict:
         f"the P=0 -> P=1 drop captured at P exceeds P for P <= {SMALL_P:g} "
         f"(init_scale {tau:g}, {THEORY_SELECTION} selection)",
         outcomes,
-        test=BOOTSTRAP + " of the mean captured share, above P",
+        test=BOOTSTRAP_OVER_SEEDS + " of the mean captured share, above P",
         measured=", ".join(cells),
         paper="the bound captures "
         + ", ".join(
@@ -726,9 +720,9 @@ def _sharper(errors, proportions, d, taus) -> Verdict:
         f"{low:g}): more of the drop captured at every P <= {SHARPER_P:g}, and a "
         "smaller log-midpoint P",
         outcomes,
-        test=SIGN_TEST
+        test=SIGN_TEST_OVER_SEEDS
         + " of the difference in captured share at each P; "
-        + BOOTSTRAP
+        + BOOTSTRAP_OVER_SEEDS
         + " of the paired log(midpoint ratio), above 0",
         measured=f"captured share, init_scale {high:g} vs {low:g}: "
         + ", ".join(cells)
@@ -778,7 +772,7 @@ def _p90(errors, proportions, d, taus) -> Verdict:
         f"the P capturing {FRACTION:.0%} of the drop is the bound's "
         "proportion_for_reduction",
         outcomes,
-        test=BOOTSTRAP + " of the geometric mean of the per-seed P90 "
+        test=BOOTSTRAP_OVER_SEEDS + " of the geometric mean of the per-seed P90 "
         "(interpolated in log P), containing the bound's",
         measured=", ".join(cells),
         paper=", ".join(f"{theory[tau]:.3g} (init_scale {tau:g})" for tau in taus)

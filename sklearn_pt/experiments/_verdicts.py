@@ -33,13 +33,16 @@ from typing import Literal
 import numpy as np
 
 __all__ = [
+    "BOOTSTRAP_OVER_SEEDS",
     "CONTRADICTED",
     "HOLDS",
+    "LEVEL",
     "MIXED",
     "NEITHER",
     "NOT_AT_THIS_SIZE",
     "OPPOSITE",
     "REPRODUCED",
+    "SIGN_TEST_OVER_SEEDS",
     "VERDICTS",
     "Verdict",
     "bootstrap_interval",
@@ -56,6 +59,14 @@ CONTRADICTED = "contradicted"
 VERDICTS = (REPRODUCED, MIXED, NOT_AT_THIS_SIZE, CONTRADICTED)
 """The four verdict words, from the strongest support to the strongest
 refutation."""
+
+LEVEL = 0.05
+"""The one-sided level of the sign tests over seeds (the intervals are
+two-sided 95%)."""
+SIGN_TEST_OVER_SEEDS = f"paired sign test over seeds, one-sided, level {LEVEL:g}"
+"""How a verdict line names :func:`sign_test` over paired seeds."""
+BOOTSTRAP_OVER_SEEDS = "95% percentile bootstrap interval over seeds"
+"""How a verdict line names :func:`bootstrap_interval` over seeds."""
 
 HOLDS, OPPOSITE, NEITHER = "holds", "opposite", "neither"
 Outcome = Literal["holds", "opposite", "neither"]
