@@ -58,7 +58,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from sklearn_pt.experiments._verdicts import Verdict, sign_test
+from sklearn_pt.experiments._verdicts import (
+    Verdict,
+    sign_test,
+    sign_test_out_of_reach,
+)
 from sklearn_pt.model_selection import PhaseTransitionDisplay, proportion_curve
 from sklearn_pt.neural_network import PartiallyTrainableRegressor
 
@@ -185,10 +189,7 @@ verdict = Verdict.from_outcomes(
         for i in small
     ),
     paper="the bound captures more at small P for the larger init scale",
-    reason=f"With {len(seeds)} seeds no one-sided sign test reaches 0.05 "
-    f"(its smallest p-value is 1/{2 ** len(seeds)})."
-    if 0.5 ** len(seeds) > 0.05
-    else "",
+    reason=sign_test_out_of_reach(len(seeds)),
 )
 print(verdict.line())
 ax_fraction.axhline(0.9, color="0.4", lw=0.8, ls="--")

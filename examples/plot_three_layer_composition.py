@@ -50,7 +50,11 @@ from joblib import Parallel, delayed
 from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_pt.datasets import make_compositional_regression
-from sklearn_pt.experiments._verdicts import Verdict, sign_test
+from sklearn_pt.experiments._verdicts import (
+    Verdict,
+    sign_test,
+    sign_test_out_of_reach,
+)
 from sklearn_pt.model_selection import PhaseTransitionDisplay
 from sklearn_pt.neural_network import PartiallyTrainableRegressor
 
@@ -161,10 +165,7 @@ verdict = Verdict.from_outcomes(
         for k in few
     ),
     paper="the fixed blocks alone cannot fit it; a few trainable neurons can",
-    reason=f"With {len(SEEDS)} seeds no one-sided sign test reaches 0.05 "
-    f"(its smallest p-value is 1/{2 ** len(SEEDS)})."
-    if 0.5 ** len(SEEDS) > 0.05
-    else "",
+    reason=sign_test_out_of_reach(len(SEEDS)),
 )
 print(verdict.line())
 

@@ -256,7 +256,7 @@ class ExperimentResult:
 
     def verdict_lines(self) -> list[str]:
         """The verdicts as the Markdown lines the summary opens with."""
-        return [v.line() if isinstance(v, Verdict) else v for v in self.verdicts]
+        return [v if isinstance(v, str) else v.line() for v in self.verdicts]
 
     def write_csv(self, path: Path) -> Path:
         """Write the table as CSV (header row, ``nan`` for missing numbers)."""

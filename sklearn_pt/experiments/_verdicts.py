@@ -49,6 +49,7 @@ __all__ = [
     "interval_test",
     "judge",
     "sign_test",
+    "sign_test_out_of_reach",
     "sign_test_p_value",
 ]
 
@@ -104,6 +105,27 @@ def sign_test_p_value(differences: Sequence[float] | np.ndarray) -> float:
     if n == 0:
         return 1.0
     return sum(math.comb(n, j) for j in range(k, n + 1)) / 2**n
+
+
+def sign_test_out_of_reach(n_seeds: int, level: float = LEVEL) -> str:
+    """Why no sign test over ``n_seeds`` can hold at ``level`` (its smallest
+    p-value, all seeds one way, is ``2 ** -n_seeds``), or ``""`` when one can:
+    the reason a verdict line gives for few seeds.
+
+    Examples
+    --------
+    >>> from sklearn_pt.experiments._verdicts import sign_test_out_of_reach
+    >>> print(sign_test_out_of_reach(2))
+    With 2 seeds no one-sided sign test reaches 0.05 (its smallest p-value is 1/4).
+    >>> sign_test_out_of_reach(6)
+    ''
+    """
+    if 0.5**n_seeds <= level:
+        return ""
+    return (
+        f"With {n_seeds} seeds no one-sided sign test reaches {level:g} "
+        f"(its smallest p-value is 1/{2**n_seeds})."
+    )
 
 
 def sign_test(
