@@ -773,15 +773,17 @@ def make_stepper(
     y,
     *,
     solver: str = "adam",
-    learning_rate_init: float = 1e-3,
+    learning_rate: float = 1e-3,
     alpha: float = 0.0,
     batch_size: int | str = "auto",
     shuffle: bool = True,
     generator: torch.Generator | None = None,
     loss: Callable = half_squared_error,
+    schedule=None,
 ) -> Stepper:
-    """The stepper of one module for ``solver`` (L-BFGS or first order), with
-    the estimators' parameter names."""
+    """The stepper of one module for ``solver``: :class:`LBFGSStepper` for
+    ``"lbfgs"``, else :class:`FirstOrderStepper` (whose parameters these
+    are). A fit plan's ``stepper_params`` are its keywords."""
     if solver == "lbfgs":
         return LBFGSStepper(module, X, y, alpha=alpha, loss=loss)
     return FirstOrderStepper(
@@ -789,10 +791,11 @@ def make_stepper(
         X,
         y,
         solver=solver,
-        learning_rate=learning_rate_init,
+        learning_rate=learning_rate,
         alpha=alpha,
         batch_size=batch_size,
         shuffle=shuffle,
         generator=generator,
         loss=loss,
+        schedule=schedule,
     )

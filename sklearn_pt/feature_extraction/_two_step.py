@@ -165,6 +165,12 @@ class TwoStepFeatures(
         self.device = device
         self.dtype = dtype
 
+    _stacked_parameters: ClassVar[frozenset] = frozenset(
+        {"step_size_exponents", "step_size_constants", "random_state"}
+    )
+    """The parameters in which fits stacked by
+    :func:`~sklearn_pt.model_selection.fit_stacked` may differ."""
+
     @keep_state_on_error
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):

@@ -15,7 +15,8 @@ from sklearn.utils import indexable
 
 from .._compat import _safe_indexing
 from .._progress import progress_bar, quiet_fit, run_tasks, warn_convergence
-from ._batched import batched_unsupported_reason, batched_validation_curves
+from ._batched import stacked_validation_curves
+from ._stacked import stacked_fit_unsupported
 
 __all__ = ["ProportionCurveResult", "proportion_curve"]
 
@@ -202,7 +203,7 @@ def proportion_curve(
     seeds = [None] if random_states is None else list(random_states)
     if not seeds:
         raise ValueError("random_states must hold at least one seed, or be None.")
-    reason = batched_unsupported_reason(estimator, param_name)
+    reason = stacked_fit_unsupported(estimator, param_name)
     if strategy == "batched" and reason is not None:
         raise ValueError(
             f"strategy='batched' cannot run this sweep: {reason}. Use "
@@ -210,7 +211,7 @@ def proportion_curve(
             "not possible."
         )
     if strategy != "sequential" and reason is None:
-        train, test = batched_validation_curves(
+        train, test = stacked_validation_curves(
             estimator,
             X,
             y,

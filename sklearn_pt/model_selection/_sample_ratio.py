@@ -15,11 +15,8 @@ from .._progress import progress_bar, run_tasks
 from ..exceptions import DivergenceError
 from ..metrics import estimator_overlap
 from ..neural_network._first_layer import FirstLayerGDRegressor, width_and_learning_rate
-from ..neural_network._first_layer_stacked import (
-    fit_stacked,
-    stacked_fit_unsupported_reason,
-)
 from ._proportion_curve import STRATEGIES, random_state_name
+from ._stacked import fit_stacked_datasets, stacked_fit_unsupported
 
 __all__ = [
     "rate_crossing",
@@ -107,11 +104,23 @@ def _one_run(estimator, make_data, n_samples, n_features, seed, n_test, *scoring
 def _stacked_runs(estimator, make_data, n_samples, n_features, seeds, n_test, *scoring):
     """:func:`_score` of the fits of every seed at one delta, stacked."""
     draws = [_draw(make_data, n_samples, n_features, s, n_test) for s in seeds]
-    models = fit_stacked(
+    models = fit_stacked_datasets(
         [_seeded(estimator, seed) for seed in seeds], [draw[0] for draw in draws]
     )
     pairs = zip(models, draws, strict=True)
     return [_score(model, *draw, *scoring) for model, draw in pairs]
+
+
+def _stacked_sweep_unsupported(estimator) -> str | None:
+    """Why the runs of a sample-ratio sweep (one data set per seed) cannot
+    be stacked, or None."""
+    reason = stacked_fit_unsupported(estimator, "random_state")
+    if reason is None and not getattr(estimator, "_stacks_datasets", False):
+        reason = (
+            f"a {type(estimator).__name__} stacks fits on one training set, and "
+            "each run draws its own"
+        )
+    return reason
 
 
 def rate_crossing(
@@ -315,7 +324,7 @@ def sample_ratio_curve(
             f"{strategy!r}."
         )
     final = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
-    reason = stacked_fit_unsupported_reason(final)
+    reason = _stacked_sweep_unsupported(final)
     if final is not estimator and reason is None:
         reason = "the estimator is a pipeline"
     if strategy == "batched" and reason is not None:

@@ -30,15 +30,16 @@ from .._engine import TRAINING_PARAMETER_CONSTRAINTS, as_tensor, predict_numpy
 from .._training import (
     Callback,
     DivergenceCheck,
-    FirstOrderStepper,
     FitPlan,
     PrintLog,
+    StackedFit,
     TrainingResult,
     half_squared_error,
 )
 from ..exceptions import DivergenceError
 from ..nn import TwoLayerNetwork
 from ..nn._activations import activation_function
+from ..nn._two_layer import StackedTwoLayerNetwork
 from ..spectral import WeightSpectrum
 
 __all__ = ["TwoStepFeatureLearner"]
@@ -494,6 +495,12 @@ class TwoStepFeatureLearner(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         self.device = device
         self.dtype = dtype
 
+    _stacked_parameters: ClassVar[frozenset] = frozenset(
+        {"step_size_exponents", "step_size_constants", "random_state"}
+    )
+    """The parameters in which fits stacked by
+    :func:`~sklearn_pt.model_selection.fit_stacked` may differ."""
+
     @keep_state_on_error
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -666,18 +673,96 @@ def plan_two_steps(estimator, X, y, *, n_readout: int = 0, then=None) -> FitPlan
     return FitPlan(
         module=network,
         finish=finish,
-        stepper=(
-            (lambda plan: FirstOrderStepper(plan.module, plan.X, plan.y, **params))
-            if n_steps
-            else None
-        ),
-        closed_form=lambda plan: TrainingResult(converged=True),  # no step
+        stepper_params=params,
+        closed_form=None if n_steps else (lambda plan: TrainingResult(converged=True)),
         max_iter=n_steps,
         callbacks=[check, *log, recorder],
         X=X_t,
         y=y_t,
         generator=generator,
-        stepper_params=params,
+        stack=lambda plans: _stack_plans(plans, estimator.loss, estimator.verbose),
+    )
+
+
+STACKED_LOSSES = {
+    "correlation": lambda outputs, y: -(outputs * y).mean(1),
+    "squared": lambda outputs, y: 0.5 * ((outputs - y) ** 2).mean(1),
+}
+"""The two-step losses, one value per stacked network: ``(K, n) -> (K,)``."""
+
+
+class _StackedStepRecorder(Callback):
+    """After each step, model by model: the overflow check of
+    :class:`_StepRecorder` (a failing model stops with its error) and a copy
+    of its ``W``."""
+
+    def __init__(self, module, activation, step_sizes):
+        self.module, self.activation = module, activation
+        self.step_sizes = step_sizes
+        self.weights = [[] for _ in step_sizes]
+
+    def on_iteration_end(self, loop, k, loss):
+        current = self.module.weight.detach()[k]
+        try:
+            check_step(
+                current,
+                loop.stepper.schedule[loop.iteration - 1][0][k],
+                self.activation,
+                where=f"Gradient step {loop.iteration} of {loop.max_iter}",
+                step_sizes=self.step_sizes[k],
+            )
+        except DivergenceError as error:
+            return error
+        self.weights[k].append(current.cpu().clone())
+        return None
+
+
+def _stack_plans(plans, loss: str, verbose) -> StackedFit:
+    """The stacking of two-step fit plans (:func:`plan_two_steps`): the ``K``
+    first layers as one ``(K, N, d)`` tensor, each model with its own
+    batches and step sizes, each plan's recorder handed its weights."""
+    schedules = [plan.stepper_params["schedule"] for plan in plans]
+    schedule = [
+        (
+            torch.stack([s[i][0] for s in schedules]),
+            torch.stack([s[i][1] for s in schedules]),
+            [s[i][2] for s in schedules],
+        )
+        for i in range(len(schedules[0]))
+    ]
+    feature_maps = [plan.module.feature_map for plan in plans]
+    activation = feature_maps[0].activation
+    module = StackedTwoLayerNetwork(
+        torch.stack([f.weight.detach() for f in feature_maps]),
+        torch.stack([plan.module.readout for plan in plans]),
+        activation,
+        STACKED_LOSSES[loss],
+    )
+    recorders = [plan.callbacks[-1] for plan in plans]  # their _StepRecorder
+    recorder = _StackedStepRecorder(
+        module, activation, [steps.step_sizes for steps in recorders]
+    )
+
+    def hand_back(outcomes) -> None:
+        for k, (plan, steps) in enumerate(zip(plans, recorders, strict=True)):
+            with torch.no_grad():
+                plan.module.feature_map.weight.copy_(module.weight[k])
+            steps.weights = recorder.weights[k]
+
+    check = DivergenceCheck("step_size_constants", relative=False, final=False)
+    return StackedFit(
+        module=module,
+        stepper_args={
+            "X": schedule[0][0],
+            "y": schedule[0][1],
+            "solver": "gd",
+            "generators": [None] * len(plans),  # full batches: no row order
+            "per_model_data": True,
+            "schedule": schedule,
+        },
+        max_iter=len(schedule),
+        callbacks=[check, *([PrintLog()] if verbose else []), recorder],
+        hand_back=hand_back,
     )
 
 

@@ -16,15 +16,12 @@ from sklearn_pt._training import (
     EarlyStopping,
     MaxIterWarning,
     StackedStepper,
+    fit_loop,
     initial_loss,
 )
 from sklearn_pt.exceptions import ConvergenceWarning, DivergenceError
-from sklearn_pt.model_selection import proportion_curve
-from sklearn_pt.model_selection._batched import (
-    batched_unsupported_reason,
-    fit_batched,
-    train_batched,
-)
+from sklearn_pt.model_selection import fit_stacked, proportion_curve
+from sklearn_pt.model_selection._stacked import stacked_fit_unsupported
 from sklearn_pt.neural_network import PartiallyTrainableRegressor
 from sklearn_pt.nn import PartiallyTrainableMLP
 from sklearn_pt.nn._batched import BatchedPartiallyTrainableMLP, append_ones
@@ -42,6 +39,23 @@ RTOL64 = 1e-10
 RTOL32 = 1e-5
 
 
+def train_batched(
+    module, X, y, *, generators, max_iter, callbacks, learning_rate_init, **params
+):
+    """The stacked training of ``module``'s networks on ``(X, y)``: one
+    :func:`~sklearn_pt._training.fit_loop` over a
+    :class:`~sklearn_pt._training.StackedStepper`, as a stacked fit runs it."""
+    stepper = StackedStepper(
+        module,
+        append_ones(X),
+        y,
+        learning_rate=learning_rate_init,
+        generators=generators,
+        **params,
+    )
+    return fit_loop(stepper, max_iter=max_iter, callbacks=callbacks)
+
+
 def two_output_data(n_samples=240):
     X, y = make_sphere_regression(n_samples=n_samples)
     return X, np.c_[y, X[:, 3] * X[:, 4]]
@@ -53,7 +67,7 @@ def sequential_and_batched(base, X, y, proportions=PROPORTIONS, seeds=SEEDS):
         for p in proportions
         for s in seeds
     ]
-    batched = fit_batched([clone(c) for c in configs], X, y)
+    batched = fit_stacked([clone(c) for c in configs], X, y)
     sequential = []
     for config in configs:
         try:
@@ -167,7 +181,7 @@ def test_networks_of_different_init_scales_and_selections_in_one_batch():
         for selection, pool in (("random", None), ("leverage", 40))
         for p in (0.0, 0.5)
     ]
-    batched = fit_batched([clone(c) for c in configs], X, y)
+    batched = fit_stacked([clone(c) for c in configs], X, y)
     for config, bat in zip(configs, batched, strict=True):
         assert_same_fit(config.fit(X, y), bat, X, RTOL64)
     # the init scales really differ: tau = 10 draws larger first-layer biases
@@ -240,7 +254,7 @@ def test_divergence_is_per_model():
     assert_same_fit(sequential[1], batched[1], X, RTOL64)
     unfitted = clone(base).set_params(trainable_proportion=0.0, random_state=0)
     fitted = clone(unfitted).set_params(trainable_proportion=1.0)
-    outcomes = fit_batched([unfitted, fitted], X, y)
+    outcomes = fit_stacked([unfitted, fitted], X, y)
     assert outcomes[1] is fitted
     assert not hasattr(unfitted, "n_features_in_")  # left as it was, like fit
 
@@ -341,7 +355,7 @@ def test_proportion_curve_random_state_sweep_and_divergence():
         (
             make_pipeline(StandardScaler(), PartiallyTrainableRegressor()),
             "partiallytrainableregressor__trainable_proportion",
-            "not a PartiallyTrainableRegressor",
+            "Pipeline fits cannot be stacked",
         ),
         (PartiallyTrainableRegressor(), "alpha", "param_name='alpha'"),
         (
@@ -353,7 +367,7 @@ def test_proportion_curve_random_state_sweep_and_divergence():
 )
 def test_unsupported_sweeps(estimator, param_name, match):
     X, y = make_sphere_regression(n_samples=40)
-    assert batched_unsupported_reason(estimator, param_name) is not None
+    assert stacked_fit_unsupported(estimator, param_name) is not None
     with pytest.raises(ValueError, match=match):
         proportion_curve(
             estimator,
@@ -378,10 +392,10 @@ def test_auto_falls_back_to_sequential():
 def test_fit_batched_rejects_mixed_parameters():
     X, y = make_sphere_regression(n_samples=40)
     models = [PartiallyTrainableRegressor(alpha=a) for a in (0.0, 1.0)]
-    with pytest.raises(ValueError, match=r"differ too: \['alpha'\]"):
-        fit_batched(models, X, y)
+    with pytest.raises(ValueError, match=r"these differ too: 'alpha'\. Set them equal"):
+        fit_stacked(models, X, y)
     with pytest.raises(ValueError, match="solver='lbfgs'"):
-        fit_batched([PartiallyTrainableRegressor(solver="lbfgs")], X, y)
+        fit_stacked([PartiallyTrainableRegressor(solver="lbfgs")], X, y)
 
 
 def test_not_converged_networks_warn_once():
@@ -391,7 +405,7 @@ def test_not_converged_networks_warn_once():
     ]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fit_batched(models, X, y)
+        fit_stacked(models, X, y)
     convergence = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
     assert len(convergence) == 1
     assert "2 of 2 networks" in str(convergence[0].message)
@@ -455,7 +469,7 @@ def test_batched_sweep_on_gpu_equals_sequential():
     for seq, bat in zip(sequential, batched, strict=True):
         assert np.isfinite(bat).all()
         np.testing.assert_allclose(bat, seq, rtol=RTOL64)
-    fitted = fit_batched([clone(reg)], X, y)[0]
+    fitted = fit_stacked([clone(reg)], X, y)[0]
     assert fitted.device_.type == "cuda"
     assert all(p.device.type == "cuda" for p in fitted.module_.parameters())
 

@@ -282,7 +282,7 @@ def test_batched_strategy_gives_the_sequential_fits():
             deltas=[1.0],
             n_features=5,
         )
-    with pytest.raises(ValueError, match="not a FirstLayerGDRegressor"):
+    with pytest.raises(ValueError, match="SpectralEstimator fits cannot be stacked"):
         sample_ratio_curve(
             SpectralEstimator(),
             phase_retrieval,

@@ -8,8 +8,8 @@ from sklearn.base import clone
 from sklearn_pt.datasets import make_single_index
 from sklearn_pt.exceptions import DivergenceError
 from sklearn_pt.feature_extraction import TwoStepFeatures
+from sklearn_pt.model_selection import fit_stacked
 from sklearn_pt.neural_network import TwoStepFeatureLearner
-from sklearn_pt.neural_network._two_step_stacked import fit_two_steps_stacked
 
 RTOL = 1e-10  # float64, the same arithmetic in another order
 
@@ -30,7 +30,7 @@ def test_stacked_grid_equals_the_fits(batch, loss, n_steps):
     template = TwoStepFeatureLearner(
         hidden_layer_sizes=24, batch=batch, loss=loss, n_steps=n_steps, dtype="float64"
     )
-    stacked = fit_two_steps_stacked(grid(template), X, y)
+    stacked = fit_stacked(grid(template), X, y)
     for fitted, alone in zip(stacked, grid(template), strict=True):
         alone.fit(X, y)
         assert len(fitted.first_layer_weights_) == n_steps + 1
@@ -61,7 +61,7 @@ def test_features_transformer_and_a_diverging_cell():
     template = TwoStepFeatures(hidden_layer_sizes=12, dtype="float32")
     cells = grid(template, exponents=((0.2, 0.2),), seeds=(0, 1, 2))
     cells[1].set_params(step_size_constants=(1e300, 1e300))  # inf in float32
-    out = fit_two_steps_stacked(cells, X, y)
+    out = fit_stacked(cells, X, y)
     assert isinstance(out[1], DivergenceError)
     assert "Lower step_size_constants" in str(out[1])
     assert not hasattr(cells[1], "module_")
@@ -78,8 +78,8 @@ def test_cells_must_differ_only_in_the_grid_parameters():
         TwoStepFeatureLearner(hidden_layer_sizes=8),
         TwoStepFeatureLearner(hidden_layer_sizes=9),
     ]
-    with pytest.raises(ValueError, match="differ in their class or in a parameter"):
-        fit_two_steps_stacked(cells, X, y)
+    with pytest.raises(ValueError, match="these differ too: 'hidden_layer_sizes'"):
+        fit_stacked(cells, X, y)
 
 
 def halved_tanh(z):
@@ -92,7 +92,7 @@ def test_stacked_grid_with_a_new_or_callable_activation_equals_the_fits(activati
     template = TwoStepFeatures(
         hidden_layer_sizes=20, activation=activation, dtype="float64"
     )
-    stacked = fit_two_steps_stacked(grid(template), X, y)
+    stacked = fit_stacked(grid(template), X, y)
     for fitted, alone in zip(stacked, grid(template), strict=True):
         alone.fit(X, y)
         for a, b in zip(

@@ -16,12 +16,12 @@ from sklearn_pt._training import (
     Stepper,
     default_callbacks,
     fit_loop,
-    train_module,
 )
 from sklearn_pt.exceptions import ConvergenceWarning, DivergenceError
 from sklearn_pt.nn import ACTIVATIONS
 from sklearn_pt.nn._batched import BatchedPartiallyTrainableMLP, append_ones
 from sklearn_pt.spectral import HessianMonitor
+from tests._train import train_module
 from tests.nn.test_batched import networks
 
 
@@ -251,10 +251,8 @@ def test_first_layer_stacked_gradient_equals_autograd(activation):
     form of a named activation's derivative; autograd down to the
     pre-activations for any other callable, then one product) trains as
     autograd through the whole network, each model on its own data."""
-    from sklearn_pt.neural_network._first_layer_stacked import (
-        StackedFirstLayerNetwork,
-    )
     from sklearn_pt.nn._activations import activation_derivative
+    from sklearn_pt.nn._first_layer import StackedFirstLayerNetwork
 
     function = torch.sin if activation == "custom" else ACTIVATIONS[activation]
     # every named activation has its closed form; the custom one goes to autograd
