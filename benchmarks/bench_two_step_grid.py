@@ -6,7 +6,7 @@ A 4 x 4 grid (step-size exponents ``(a, a)`` for ``a`` in 0, 0.15, 0.3,
 timed in one process and interleaved repeat by repeat:
 
 * ``sequential``: ``fit`` of every cell, the reference;
-* ``stacked``: ``fit_two_steps_stacked`` (the gradient steps of all cells as
+* ``stacked``: ``fit_stacked`` (the gradient steps of all cells as
   one stacked computation; the spectra and readouts per cell, as in ``fit``).
 
 It checks first (float64, a smaller size) that both give the same weights.
@@ -29,8 +29,8 @@ from _timing import interleaved_medians, print_table
 from sklearn.base import clone
 
 from sklearn_pt.datasets import make_single_index
+from sklearn_pt.model_selection import fit_stacked
 from sklearn_pt.neural_network import TwoStepFeatureLearner
-from sklearn_pt.neural_network._two_step_stacked import fit_two_steps_stacked
 
 EXPONENTS = (0.0, 0.15, 0.3, 0.45)
 SEEDS = (0, 1, 2, 3)
@@ -65,7 +65,7 @@ def main(argv=None):
         f"device={args.device}, torch threads={torch.get_num_threads()}"
     )
     X, y = make_single_index(2 * 60, 60, random_state=0)
-    stacked = fit_two_steps_stacked(cells(60, args.device, "float64"), X, y)
+    stacked = fit_stacked(cells(60, args.device, "float64"), X, y)
     alone = sequential(cells(60, args.device, "float64"), X, y)
     gap = max(
         np.abs(a.first_layer_weights_[-1] - b.first_layer_weights_[-1]).max()
@@ -81,7 +81,7 @@ def main(argv=None):
         name: lambda fit=fit: fit(cells(args.size, args.device, "float32"), X, y)
         for name, fit in (
             ("sequential", sequential),
-            ("stacked", fit_two_steps_stacked),
+            ("stacked", fit_stacked),
         )
     }
     medians = interleaved_medians(runs, repeats=args.repeats, device=args.device)
