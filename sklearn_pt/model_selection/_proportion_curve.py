@@ -15,8 +15,8 @@ from sklearn.utils import indexable
 
 from .._compat import _safe_indexing
 from .._progress import progress_bar, quiet_fit, run_tasks, warn_convergence
-from ._batched import stacked_validation_curves
 from ._stacked import stacked_fit_unsupported
+from ._stacked_curves import stacked_validation_curves
 
 __all__ = ["ProportionCurveResult", "proportion_curve"]
 

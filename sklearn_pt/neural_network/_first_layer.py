@@ -39,7 +39,7 @@ from ..decomposition import SpectralEstimator
 from ..metrics import neuron_overlap
 from ..nn import FirstLayerNetwork
 from ..nn._activations import ACTIVATIONS
-from ..nn._first_layer import StackedFirstLayerNetwork
+from ..nn._stacked import StackedFirstLayerNetwork
 from ..spectral._hessian import HessianMonitor
 from ._two_step import check_width
 

@@ -40,7 +40,7 @@ from ..nn import (
     random_trainable_mask,
     spherical_biased_relu_init,
 )
-from ..nn._batched import BatchedPartiallyTrainableMLP, append_ones
+from ..nn._stacked import BatchedPartiallyTrainableMLP, append_ones
 
 __all__ = ["PartiallyTrainableRegressor"]
 
@@ -557,7 +557,7 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
 
         The protocol of every torch-backed estimator (``fit`` is
         ``plan.complete(plan.run())``); the plan's ``stack`` trains many
-        plans as one :class:`~sklearn_pt.nn._batched.BatchedPartiallyTrainableMLP`
+        plans as one :class:`~sklearn_pt.nn._stacked.BatchedPartiallyTrainableMLP`
         (:func:`~sklearn_pt.model_selection.fit_stacked`).
 
         Parameters

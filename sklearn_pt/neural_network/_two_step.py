@@ -39,7 +39,7 @@ from .._training import (
 from ..exceptions import DivergenceError
 from ..nn import TwoLayerNetwork
 from ..nn._activations import activation_function
-from ..nn._two_layer import StackedTwoLayerNetwork
+from ..nn._stacked import StackedTwoLayerNetwork
 from ..spectral import WeightSpectrum
 
 __all__ = ["TwoStepFeatureLearner"]

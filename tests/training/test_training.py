@@ -19,10 +19,10 @@ from sklearn_pt._training import (
 )
 from sklearn_pt.exceptions import ConvergenceWarning, DivergenceError
 from sklearn_pt.nn import ACTIVATIONS
-from sklearn_pt.nn._batched import BatchedPartiallyTrainableMLP, append_ones
+from sklearn_pt.nn._stacked import BatchedPartiallyTrainableMLP, append_ones
 from sklearn_pt.spectral import HessianMonitor
 from tests._train import train_module
-from tests.nn.test_batched import networks
+from tests.nn.test_stacked import networks
 
 
 def stacked_networks(**kwargs):
@@ -252,7 +252,7 @@ def test_first_layer_stacked_gradient_equals_autograd(activation):
     pre-activations for any other callable, then one product) trains as
     autograd through the whole network, each model on its own data."""
     from sklearn_pt.nn._activations import activation_derivative
-    from sklearn_pt.nn._first_layer import StackedFirstLayerNetwork
+    from sklearn_pt.nn._stacked import StackedFirstLayerNetwork
 
     function = torch.sin if activation == "custom" else ACTIVATIONS[activation]
     # every named activation has its closed form; the custom one goes to autograd

@@ -24,7 +24,7 @@ from sklearn_pt.model_selection import fit_stacked, proportion_curve
 from sklearn_pt.model_selection._stacked import stacked_fit_unsupported
 from sklearn_pt.neural_network import PartiallyTrainableRegressor
 from sklearn_pt.nn import PartiallyTrainableMLP
-from sklearn_pt.nn._batched import BatchedPartiallyTrainableMLP, append_ones
+from sklearn_pt.nn._stacked import BatchedPartiallyTrainableMLP, append_ones
 from tests.conftest import make_sphere_regression
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

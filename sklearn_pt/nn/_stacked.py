@@ -30,9 +30,17 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ._activations import activation_function
+from ._first_layer import FirstLayerNetwork
 from ._partial import PartiallyTrainableMLP
 
-__all__ = ["BatchedPartiallyTrainableMLP", "Workspace", "append_ones"]
+__all__ = [
+    "BatchedPartiallyTrainableMLP",
+    "StackedFirstLayerNetwork",
+    "StackedTwoLayerNetwork",
+    "Workspace",
+    "append_ones",
+]
 
 
 class BatchedPartiallyTrainableMLP(nn.Module):
@@ -87,7 +95,7 @@ class BatchedPartiallyTrainableMLP(nn.Module):
     --------
     >>> import torch
     >>> from sklearn_pt.nn import PartiallyTrainableMLP
-    >>> from sklearn_pt.nn._batched import BatchedPartiallyTrainableMLP
+    >>> from sklearn_pt.nn._stacked import BatchedPartiallyTrainableMLP
     >>> nets = [PartiallyTrainableMLP(3, hidden_layer_sizes=(8,),
     ...                               trainable_proportion=p, random_state=0)
     ...         for p in (0.0, 0.5)]
@@ -588,7 +596,7 @@ def append_ones(x: torch.Tensor) -> torch.Tensor:
     Examples
     --------
     >>> import torch
-    >>> from sklearn_pt.nn._batched import append_ones
+    >>> from sklearn_pt.nn._stacked import append_ones
     >>> append_ones(torch.zeros(2, 3))
     tensor([[0., 0., 0., 1.],
             [0., 0., 0., 1.]])
@@ -625,3 +633,60 @@ def _shapes(module: PartiallyTrainableMLP) -> tuple:
     )
     reference = module.readout.weight
     return layers, tuple(reference.shape), reference.dtype, reference.device
+
+
+class StackedFirstLayerNetwork(FirstLayerNetwork):
+    """``K`` :class:`FirstLayerNetwork` s of one shape, stacked: first layers
+    ``W`` of shape ``(K, width, d)``, one fixed second layer ``a``; network
+    ``k`` computes ``sigma(x[k] @ W[k].T) @ a / width``. It has the protocol
+    of :class:`~sklearn_pt._training.StackedStepper` (which puts a stopped
+    network's ``W[k]`` back after every step); its training step is
+    :meth:`FirstLayerNetwork.squared_error_gradients_`, batched.
+    """
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self._outputs(torch.bmm(self.weight, x.mT))
+
+    def stacked_losses(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return 0.5 * ((self(x) - y) ** 2).mean(dim=1)
+
+    @torch.no_grad()
+    def predict(self, x: torch.Tensor) -> torch.Tensor:
+        return self(x)
+
+    def squared_weight_norms(self) -> torch.Tensor:
+        """``||W[k]||^2`` per network, shape (K,)."""
+        return self.weight.square().sum((1, 2))
+
+    @torch.no_grad()
+    def add_weight_decay_(self, weight_decay: float) -> None:
+        """Add ``weight_decay * W`` to ``weight.grad``."""
+        self.weight.grad.add_(self.weight, alpha=weight_decay)
+
+
+class StackedTwoLayerNetwork(nn.Module):
+    """``K`` :class:`TwoLayerNetwork` s of one shape, stacked: first layers
+    ``W`` of shape ``(K, N, d)`` (the trained parameter), second layers ``a``
+    of shape ``(K, N)``; network ``k`` computes
+    ``a[k]^T sigma(W[k] x) / sqrt(N)`` on its inputs ``x[k]``. It has the
+    protocol of :class:`~sklearn_pt._training.StackedStepper`, with the
+    per-network loss ``stacked_loss(outputs, y) -> (K,)``."""
+
+    def __init__(self, weight, readout, activation, stacked_loss):
+        super().__init__()
+        self.weight = nn.Parameter(weight)
+        self.register_buffer("readout", readout)
+        self.activation = activation
+        self.stacked_loss = stacked_loss
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        hidden = activation_function(self.activation)(torch.bmm(x, self.weight.mT))
+        outputs = torch.bmm(hidden, self.readout.unsqueeze(2)).squeeze(2)
+        return outputs / math.sqrt(self.readout.shape[1])
+
+    def stacked_losses(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return self.stacked_loss(self(x), y)
+
+    @torch.no_grad()
+    def predict(self, x: torch.Tensor) -> torch.Tensor:
+        return self(x)

@@ -27,7 +27,7 @@ from .._compat import _safe_indexing, validate_data
 from .._engine import as_tensor
 from .._progress import progress_bar, quiet_fit, warn_convergence
 from ..exceptions import DivergenceError
-from ..nn._batched import BatchedPartiallyTrainableMLP, append_ones
+from ..nn._stacked import BatchedPartiallyTrainableMLP, append_ones
 from ._stacked import fit_stacked, stacked_fit_unsupported
 
 __all__ = ["stacked_validation_curves"]
@@ -83,7 +83,7 @@ def stacked_validation_curves(
     Examples
     --------
     >>> import numpy as np
-    >>> from sklearn_pt.model_selection._batched import stacked_validation_curves
+    >>> from sklearn_pt.model_selection._stacked_curves import stacked_validation_curves
     >>> from sklearn_pt.neural_network import PartiallyTrainableRegressor
     >>> X = np.random.default_rng(0).normal(size=(60, 3))
     >>> train, test = stacked_validation_curves(

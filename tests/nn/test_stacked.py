@@ -5,7 +5,7 @@ import torch
 
 from sklearn_pt._training import FixedEntries
 from sklearn_pt.nn import PartiallyTrainableMLP
-from sklearn_pt.nn._batched import BatchedPartiallyTrainableMLP, append_ones
+from sklearn_pt.nn._stacked import BatchedPartiallyTrainableMLP, append_ones
 
 
 def seeded():
