@@ -1,4 +1,4 @@
-"""Batched proportion sweep against sequential fits.
+"""Stacked proportion sweep against sequential fits.
 
 One phase-transition sweep: a 16-point grid of trainable proportions P in
 [0, 1], one seed, ``PartiallyTrainableRegressor`` of width 512 on d=20,
@@ -11,10 +11,10 @@ exactly ``--max-iter`` epochs (``tol=0``, ``n_iter_no_change`` above
 * ``GridSearchCV``: the same fits through
   :class:`~sklearn.model_selection.GridSearchCV` over ``trainable_proportion``
   with the same cv;
-* ``batched``: ``proportion_curve(strategy="batched")`` (one stacked model of
+* ``stacked``: ``proportion_curve(strategy="stacked")`` (one stacked model of
   16 networks per split).
 
-It checks first that the batched and sequential test scores agree, then prints
+It checks first that the stacked and sequential test scores agree, then prints
 the median wall time of each and its speed-up over the sequential reference.
 
 Run by hand (not in CI)::
@@ -112,19 +112,19 @@ def main() -> None:
         f"device={args.device}, torch threads={torch.get_num_threads()}"
     )
 
-    _, batched_test = sweep("batched", *common)  # also warms up
+    _, stacked_test = sweep("stacked", *common)  # also warms up
     _, sequential_test = sweep("sequential", *common)
-    difference = np.abs(batched_test - sequential_test).max()
-    print(f"max |test score batched - sequential| = {difference:.2e}")
+    difference = np.abs(stacked_test - sequential_test).max()
+    print(f"max |test score stacked - sequential| = {difference:.2e}")
 
     runs = {
         "sequential": lambda: sweep("sequential", *common),
         "GridSearchCV": lambda: grid_search(*common),
-        "batched": lambda: sweep("batched", *common),
+        "stacked": lambda: sweep("stacked", *common),
     }
     medians = interleaved_medians(runs, repeats=repeats, device=args.device)
-    ratio = print_table(medians, "sequential") / medians["batched"]
-    print(f"RESULT: batched {ratio:.2f}x faster than sequential ({args.device})")
+    ratio = print_table(medians, "sequential") / medians["stacked"]
+    print(f"RESULT: stacked {ratio:.2f}x faster than sequential ({args.device})")
 
 
 if __name__ == "__main__":

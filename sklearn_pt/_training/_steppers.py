@@ -27,6 +27,7 @@ from numbers import Real
 
 import torch
 
+from ..nn import HandDerivedGradients, StackedModule
 from ._objective import (
     INITIAL_LOSS_ROWS,
     EpochPlan,
@@ -191,7 +192,7 @@ def _hand_derived(module, gradients: str, applies: bool = True) -> bool:
     if gradients not in _GRADIENTS:
         raise ValueError(f"gradients must be one of {_GRADIENTS}; got {gradients!r}.")
     if gradients == "auto":
-        return applies and hasattr(module, "squared_error_gradients_")
+        return applies and isinstance(module, HandDerivedGradients)
     return gradients == "manual"
 
 
@@ -551,30 +552,15 @@ class FixedEntries:
 class StackedStepper(Stepper):
     """One iteration of ``K`` models stacked in one module.
 
-    The module evaluates all models at once and keeps what must not move
-    fixed; its protocol:
-
-    * ``stacked_losses(x, y)``: Tensor ``(K,)``, each model's
-      ``0.5 * mean((f_k(x[k]) - y[k]) ** 2)``, differentiable;
-    * ``predict(x)``: the outputs ``(K, n, ...)`` without autograd;
-    * optionally ``update_masks()``: ``(parameter, mask)`` pairs, the bool
-      mask (broadcastable, leading dimension ``K``) of the entries that may
-      change (e.g. a partially trainable layer's trainable neurons); the
-      stepper keeps the others, and every entry of a stopped model, at their
-      values (:class:`FixedEntries`);
-    * with ``alpha > 0``: ``squared_weight_norms()`` (Tensor ``(K,)``, the
-      penalised norms) and ``add_weight_decay_(weight_decay)`` (add
-      ``weight_decay`` times the penalised weights to their ``.grad``);
-    * optionally ``squared_error_gradients_(x, y, weight_decay=)``: the
-      losses of ``stacked_losses`` with the gradients of loss plus penalty
-      written into ``.grad`` by a hand-derived backward pass (used unless
-      ``gradients="autograd"``), and ``make_workspace()``, the reusable
-      buffers of that pass, which the stepper keeps and passes as
-      ``workspace=``.
+    The module is a :class:`~sklearn_pt.nn.StackedModule` (its losses, its
+    outputs, the entries that may move, the penalty); when it is also a
+    :class:`~sklearn_pt.nn.HandDerivedGradients` its hand-derived backward
+    pass is used unless ``gradients="autograd"``, with the buffers of its
+    ``make_workspace()`` kept for the whole fit.
 
     Parameters
     ----------
-    module : torch.nn.Module
+    module : StackedModule
         The stacked models, trained in place.
     X : Tensor of shape (n, ...) or (K, n, ...)
         Inputs as the module takes them: shared by all models, or one set
@@ -617,6 +603,12 @@ class StackedStepper(Stepper):
         gradients="auto",
         schedule=None,
     ):
+        if not isinstance(module, StackedModule):
+            raise TypeError(
+                f"StackedStepper trains a StackedModule; a {type(module).__name__} "
+                "lacks some of n_models, stacked_losses, predict, update_masks, "
+                "squared_weight_norms, add_weight_decay_, make_workspace."
+            )
         if solver not in FIRST_ORDER_SOLVERS:
             raise ValueError(
                 f"Stacked training supports solver in {FIRST_ORDER_SOLVERS}; got "
@@ -634,11 +626,8 @@ class StackedStepper(Stepper):
         self.manual = _hand_derived(module, gradients)
         # The hand-derived pass's reusable buffers, kept here (not in the
         # module) for the whole fit, when the module has any.
-        self._gradient_keywords = (
-            {"workspace": module.make_workspace()}
-            if self.manual and hasattr(module, "make_workspace")
-            else {}
-        )
+        workspace = module.make_workspace() if self.manual else None
+        self._gradient_keywords = {} if workspace is None else {"workspace": workspace}
         # Weight decay is added to the gradients: one parameter group.
         groups = [{"params": [p for p in module.parameters() if p.requires_grad]}]
         self.optimizer = make_optimizer(groups, solver, self._optimizer_rate)
@@ -657,8 +646,9 @@ class StackedStepper(Stepper):
                 "steps (solver='gd'); got mini-batches."
             )
         self._outputs = None
-        masks = module.update_masks() if hasattr(module, "update_masks") else []
-        self.fixed = FixedEntries(groups[0]["params"], masks, self.n_models)
+        self.fixed = FixedEntries(
+            groups[0]["params"], module.update_masks(), self.n_models
+        )
 
     def _set_learning_rate(self, learning_rate) -> None:
         """One step size, or one per model (a sequence of K, ``"gd"`` only:

@@ -240,19 +240,19 @@ def sample_ratio_curve(
         ``make_data`` call as the training samples (so with the same
         directions). None: 1000 with ``criterion="test_loss"``, else 0 (no
         test loss).
-    strategy : {"auto", "batched", "sequential"}, default="auto"
-        ``"batched"``: the fits of all repetitions at one delta run as one
+    strategy : {"auto", "stacked", "sequential"}, default="auto"
+        ``"stacked"``: the fits of all repetitions at one delta run as one
         stacked gradient descent (for a
         :class:`~sklearn_pt.neural_network.FirstLayerGDRegressor` with
         ``init="random"``, no Hessian monitoring and ``verbose=0``): the
         same fits to rounding, faster where a step costs little beside its
         per-step overhead (2.6 to 2.8 times at ``d = 200``, width 4, on
         two CPU threads; ``benchmarks/bench_sample_ratio.py``).
-        ``"sequential"``: one ``fit`` per run. ``"auto"``: batched when
+        ``"sequential"``: one ``fit`` per run. ``"auto"``: stacked when
         possible.
     n_jobs : int, default=None
         Parallel fits (joblib; ``-1`` for all cores): runs, or deltas when
-        batched.
+        stacked.
     random_state : int or None, default=0
         Seeds the data and estimator of every repetition: repetition ``r``
         uses the same seed at every ``delta`` (common random numbers, for
@@ -327,9 +327,9 @@ def sample_ratio_curve(
     reason = _stacked_sweep_unsupported(final)
     if final is not estimator and reason is None:
         reason = "the estimator is a pipeline"
-    if strategy == "batched" and reason is not None:
+    if strategy == "stacked" and reason is not None:
         raise ValueError(
-            f"strategy='batched' cannot run this sweep: {reason}. Use "
+            f"strategy='stacked' cannot run this sweep: {reason}. Use "
             "strategy='auto' to fall back to one fit per run."
         )
     if not isinstance(n_test, Integral) or n_test < 0:

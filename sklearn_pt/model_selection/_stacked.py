@@ -122,7 +122,7 @@ def fit_stacked(estimators: Sequence, X, y) -> list:
     a :class:`FirstLayerGDRegressor`, the step-size exponents, constants and
     seed of a :class:`TwoStepFeatureLearner` or
     :class:`~sklearn_pt.feature_extraction.TwoStepFeatures`. Here their
-    networks live in stacked tensors and each training step is one batched
+    networks live in stacked tensors and each training step is one stacked
     computation for all of them; each estimator ends fitted as its own
     ``fit(X, y)`` would leave it (equal to rounding: about ``1e-10``
     relative in float64).

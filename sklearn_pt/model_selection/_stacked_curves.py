@@ -27,7 +27,7 @@ from .._compat import _safe_indexing, validate_data
 from .._engine import as_tensor
 from .._progress import progress_bar, quiet_fit, warn_convergence
 from ..exceptions import DivergenceError
-from ..nn._stacked import BatchedPartiallyTrainableMLP, append_ones
+from ..nn import StackedPartiallyTrainableMLP, append_ones
 from ._stacked import fit_stacked, stacked_fit_unsupported
 
 __all__ = ["stacked_validation_curves"]
@@ -175,7 +175,7 @@ def _r2_scores(estimators, X, y) -> np.ndarray:
     X = validate_input(
         validate_data, estimator, X, reset=False, dtype=[np.float64, np.float32]
     )
-    stacked = BatchedPartiallyTrainableMLP.from_modules(
+    stacked = StackedPartiallyTrainableMLP.from_modules(
         [model.module_ for model in estimators]
     )
     reference = stacked.readout

@@ -37,9 +37,8 @@ from .._training import (
 )
 from ..decomposition import SpectralEstimator
 from ..metrics import neuron_overlap
-from ..nn import FirstLayerNetwork
+from ..nn import FirstLayerNetwork, StackedFirstLayerNetwork
 from ..nn._activations import ACTIVATIONS
-from ..nn._stacked import StackedFirstLayerNetwork
 from ..spectral._hessian import HessianMonitor
 from ._two_step import check_width
 

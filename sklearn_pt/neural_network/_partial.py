@@ -36,11 +36,12 @@ from ..kernels import ridge_leverage_scores
 from ..kernels._leverage import leverage_scores_at_degrees_of_freedom
 from ..nn import (
     PartiallyTrainableMLP,
+    StackedPartiallyTrainableMLP,
+    append_ones,
     project_to_sphere,
     random_trainable_mask,
     spherical_biased_relu_init,
 )
-from ..nn._stacked import BatchedPartiallyTrainableMLP, append_ones
 
 __all__ = ["PartiallyTrainableRegressor"]
 
@@ -152,7 +153,7 @@ class _StandardisedTarget(np.ndarray):
     ``offset`` and ``scale`` (one value per output) give the raw targets as
     ``self * scale + offset``. :meth:`PartiallyTrainableRegressor._set_fitted`
     folds that map into the readout (when a fit plan completes, also in the
-    batched sweep of :mod:`sklearn_pt.model_selection`).
+    stacked sweep of :mod:`sklearn_pt.model_selection`).
     """
 
     offset: np.ndarray
@@ -557,7 +558,7 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
 
         The protocol of every torch-backed estimator (``fit`` is
         ``plan.complete(plan.run())``); the plan's ``stack`` trains many
-        plans as one :class:`~sklearn_pt.nn._stacked.BatchedPartiallyTrainableMLP`
+        plans as one :class:`~sklearn_pt.nn.StackedPartiallyTrainableMLP`
         (:func:`~sklearn_pt.model_selection.fit_stacked`).
 
         Parameters
@@ -787,7 +788,7 @@ def _stack_plans(plans) -> StackedFit:
                 "set; got different data. Stack the fits of each data set apart."
             )
         plan.X, plan.y = template.X, template.y  # one copy of the data
-    module = BatchedPartiallyTrainableMLP.from_modules([plan.module for plan in plans])
+    module = StackedPartiallyTrainableMLP.from_modules([plan.module for plan in plans])
     params = template.stepper_params
 
     def hand_back(outcomes) -> None:

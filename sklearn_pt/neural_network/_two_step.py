@@ -37,9 +37,8 @@ from .._training import (
     half_squared_error,
 )
 from ..exceptions import DivergenceError
-from ..nn import TwoLayerNetwork
+from ..nn import StackedTwoLayerNetwork, TwoLayerNetwork
 from ..nn._activations import activation_function
-from ..nn._stacked import StackedTwoLayerNetwork
 from ..spectral import WeightSpectrum
 
 __all__ = ["TwoStepFeatureLearner"]

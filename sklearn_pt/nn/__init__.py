@@ -10,6 +10,14 @@ from ._partial import (
     random_trainable_mask,
     spherical_biased_relu_init,
 )
+from ._stacked import (
+    HandDerivedGradients,
+    StackedFirstLayerNetwork,
+    StackedModule,
+    StackedPartiallyTrainableMLP,
+    StackedTwoLayerNetwork,
+    append_ones,
+)
 from ._two_layer import FeatureMap, TwoLayerNetwork
 
 __all__ = [
@@ -17,9 +25,15 @@ __all__ = [
     "HERMITE_DEGREES",
     "FeatureMap",
     "FirstLayerNetwork",
+    "HandDerivedGradients",
     "PartiallyTrainableLinear",
     "PartiallyTrainableMLP",
+    "StackedFirstLayerNetwork",
+    "StackedModule",
+    "StackedPartiallyTrainableMLP",
+    "StackedTwoLayerNetwork",
     "TwoLayerNetwork",
+    "append_ones",
     "he_normal_init",
     "project_to_sphere",
     "random_trainable_mask",

@@ -2,14 +2,14 @@
 
 A sweep over the trainable proportion ``P`` and the seed trains ``K`` networks
 that differ only in their initial weights and in which neurons are trainable.
-:class:`BatchedPartiallyTrainableMLP` holds each layer of the ``K`` networks as
+:class:`StackedPartiallyTrainableMLP` holds each layer of the ``K`` networks as
 one stacked tensor and evaluates all of them with one batched matrix product
 per layer, so one optimiser step updates the ``K`` networks at once.
 
 Each layer is stored *augmented and transposed*, ``(K, in + 1, out)``: rows
 ``:in`` hold ``W^T`` and the last row the bias, so that ``[x, 1] @ layer`` is
 the affine map. Its training step
-(:meth:`BatchedPartiallyTrainableMLP.squared_error_gradients_`) is a
+(:meth:`StackedPartiallyTrainableMLP.squared_error_gradients_`) is a
 hand-derived backward pass in reusable buffers rather than autograd. At the
 sizes of a phase-transition sweep the step is bound by the two products with
 the ``(K, batch, width)`` activations and by the passes over them; the layout
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import torch
 import torch.nn.functional as F
@@ -35,15 +35,68 @@ from ._first_layer import FirstLayerNetwork
 from ._partial import PartiallyTrainableMLP
 
 __all__ = [
-    "BatchedPartiallyTrainableMLP",
+    "HandDerivedGradients",
     "StackedFirstLayerNetwork",
+    "StackedModule",
+    "StackedPartiallyTrainableMLP",
     "StackedTwoLayerNetwork",
     "Workspace",
     "append_ones",
 ]
 
 
-class BatchedPartiallyTrainableMLP(nn.Module):
+@runtime_checkable
+class StackedModule(Protocol):
+    """What :class:`~sklearn_pt._training.StackedStepper` trains: ``K``
+    models of one shape stacked in one module.
+
+    A stacked module evaluates all models at once and says which entries
+    may move; the stepper keeps the others, and every entry of a stopped
+    model, at their values (:class:`~sklearn_pt._training.FixedEntries`).
+    """
+
+    @property
+    def n_models(self) -> int:
+        """``K``."""
+
+    def stacked_losses(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """Each model's loss on its rows, shape ``(K,)``, differentiable:
+        e.g. ``half_squared_error`` of ``f_k(x[k])`` and ``y[k]``."""
+
+    def predict(self, x: torch.Tensor) -> torch.Tensor:
+        """The outputs ``(K, n, ...)`` without autograd."""
+
+    def update_masks(self) -> list[tuple[nn.Parameter, torch.Tensor]]:
+        """``(parameter, mask)`` pairs: the bool mask (broadcastable, leading
+        dimension ``K``) of the entries that may change; ``[]`` when all
+        may."""
+
+    def squared_weight_norms(self) -> torch.Tensor:
+        """The penalised norms, shape ``(K,)`` (the penalty is ``alpha /
+        (2 n)`` times these)."""
+
+    def add_weight_decay_(self, weight_decay: float) -> None:
+        """Add ``weight_decay`` times the penalised weights to their
+        ``.grad``."""
+
+    def make_workspace(self):
+        """The reusable buffers of the module's hand-derived backward pass
+        (passed back as ``workspace=``), or None."""
+
+
+@runtime_checkable
+class HandDerivedGradients(Protocol):
+    """A module with a hand-derived backward pass for the squared loss,
+    which a stepper uses instead of autograd (``gradients="auto"``)."""
+
+    def squared_error_gradients_(
+        self, x: torch.Tensor, y: torch.Tensor, **keywords
+    ) -> torch.Tensor:
+        """The losses, with the gradients of loss plus ``weight_decay=``
+        penalty written into the parameters' ``.grad``."""
+
+
+class StackedPartiallyTrainableMLP(nn.Module):
     """``K`` ReLU networks with partly trainable hidden layers, stacked.
 
     Network ``k`` computes the same function as the
@@ -95,11 +148,11 @@ class BatchedPartiallyTrainableMLP(nn.Module):
     --------
     >>> import torch
     >>> from sklearn_pt.nn import PartiallyTrainableMLP
-    >>> from sklearn_pt.nn._stacked import BatchedPartiallyTrainableMLP
+    >>> from sklearn_pt.nn._stacked import StackedPartiallyTrainableMLP
     >>> nets = [PartiallyTrainableMLP(3, hidden_layer_sizes=(8,),
     ...                               trainable_proportion=p, random_state=0)
     ...         for p in (0.0, 0.5)]
-    >>> batch = BatchedPartiallyTrainableMLP.from_modules(nets)
+    >>> batch = StackedPartiallyTrainableMLP.from_modules(nets)
     >>> batch.layers[0].shape
     torch.Size([2, 4, 8])
     >>> x = torch.ones(4, 3) / 3 ** 0.5
@@ -146,7 +199,7 @@ class BatchedPartiallyTrainableMLP(nn.Module):
     @classmethod
     def from_modules(
         cls, modules: Sequence[PartiallyTrainableMLP]
-    ) -> BatchedPartiallyTrainableMLP:
+    ) -> StackedPartiallyTrainableMLP:
         """Stack networks of identical shapes (their current weights).
 
         Parameters
@@ -156,7 +209,7 @@ class BatchedPartiallyTrainableMLP(nn.Module):
 
         Returns
         -------
-        BatchedPartiallyTrainableMLP
+        StackedPartiallyTrainableMLP
             Network ``k`` is a copy of ``modules[k]``.
         """
         shapes = {_shapes(m) for m in modules}
@@ -566,7 +619,7 @@ class Workspace:
 
 
 class _StepViews(NamedTuple):
-    """Views of :class:`BatchedPartiallyTrainableMLP`'s parameters and of
+    """Views of :class:`StackedPartiallyTrainableMLP`'s parameters and of
     their gradient buffers, for the training step."""
 
     key: tuple[int, ...]  # the parameters' data pointers when built
@@ -583,7 +636,7 @@ class _StepViews(NamedTuple):
 
 def append_ones(x: torch.Tensor) -> torch.Tensor:
     """``x`` with a last column of ones: the inputs
-    :meth:`BatchedPartiallyTrainableMLP.squared_error_gradients_` takes.
+    :meth:`StackedPartiallyTrainableMLP.squared_error_gradients_` takes.
 
     Parameters
     ----------
@@ -641,7 +694,7 @@ class StackedFirstLayerNetwork(FirstLayerNetwork):
     ``k`` computes ``sigma(x[k] @ W[k].T) @ a / width``. It has the protocol
     of :class:`~sklearn_pt._training.StackedStepper` (which puts a stopped
     network's ``W[k]`` back after every step); its training step is
-    :meth:`FirstLayerNetwork.squared_error_gradients_`, batched.
+    :meth:`FirstLayerNetwork.squared_error_gradients_`, stacked.
     """
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -653,6 +706,18 @@ class StackedFirstLayerNetwork(FirstLayerNetwork):
     @torch.no_grad()
     def predict(self, x: torch.Tensor) -> torch.Tensor:
         return self(x)
+
+    @property
+    def n_models(self) -> int:
+        return self.weight.shape[0]
+
+    def update_masks(self) -> list:
+        """Every entry of ``W`` may change."""
+        return []
+
+    def make_workspace(self) -> None:
+        """No buffers to keep."""
+        return None
 
     def squared_weight_norms(self) -> torch.Tensor:
         """``||W[k]||^2`` per network, shape (K,)."""
@@ -690,3 +755,24 @@ class StackedTwoLayerNetwork(nn.Module):
     @torch.no_grad()
     def predict(self, x: torch.Tensor) -> torch.Tensor:
         return self(x)
+
+    @property
+    def n_models(self) -> int:
+        return self.weight.shape[0]
+
+    def update_masks(self) -> list:
+        """Every entry of ``W`` may change."""
+        return []
+
+    def make_workspace(self) -> None:
+        """No hand-derived pass: no buffers."""
+        return None
+
+    def squared_weight_norms(self) -> torch.Tensor:
+        """``||W[k]||^2`` per network, shape (K,)."""
+        return self.weight.square().sum((1, 2))
+
+    @torch.no_grad()
+    def add_weight_decay_(self, weight_decay: float) -> None:
+        """Add ``weight_decay * W`` to ``weight.grad``."""
+        self.weight.grad.add_(self.weight, alpha=weight_decay)

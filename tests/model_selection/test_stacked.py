@@ -149,6 +149,18 @@ class _StackedLinear(torch.nn.Module):
     def stacked_losses(self, x, y):
         return 0.5 * ((torch.einsum("knd,kd->kn", x, self.weight) - y) ** 2).mean(1)
 
+    def update_masks(self):
+        return []
+
+    def squared_weight_norms(self):
+        return self.weight.square().sum(1)
+
+    def add_weight_decay_(self, weight_decay):
+        self.weight.grad.add_(self.weight.detach(), alpha=weight_decay)
+
+    def make_workspace(self):
+        return None
+
 
 class ToyGD(RegressorMixin, BaseEstimator):
     """A stackable estimator defined in this test file alone: a linear model

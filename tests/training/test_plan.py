@@ -80,9 +80,9 @@ def test_the_stacked_fit_needs_the_protocol_not_a_class():
     assert "has no parameter 'trainable_proportion'" in reason
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        batched = fit_stacked(estimators, X, y)
+        stacked = fit_stacked(estimators, X, y)
         alone = clone(estimators[1]).fit(X, y)
-    np.testing.assert_allclose(batched[1].predict(X), alone.predict(X), rtol=1e-10)
+    np.testing.assert_allclose(stacked[1].predict(X), alone.predict(X), rtol=1e-10)
 
 
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: repr(e))

@@ -19,14 +19,14 @@ from sklearn_pt._training import (
 )
 from sklearn_pt.exceptions import ConvergenceWarning, DivergenceError
 from sklearn_pt.nn import ACTIVATIONS
-from sklearn_pt.nn._stacked import BatchedPartiallyTrainableMLP, append_ones
+from sklearn_pt.nn._stacked import StackedPartiallyTrainableMLP, append_ones
 from sklearn_pt.spectral import HessianMonitor
 from tests._train import train_module
 from tests.nn.test_stacked import networks
 
 
 def stacked_networks(**kwargs):
-    return BatchedPartiallyTrainableMLP.from_modules(networks(**kwargs))
+    return StackedPartiallyTrainableMLP.from_modules(networks(**kwargs))
 
 
 def data(n=50, n_outputs=2, seed=0):
@@ -394,3 +394,9 @@ def test_steppers_name_their_gradient_modes(make):
             StackedStepper(
                 stacked_networks(), X, y, generators=[None] * 3, gradients="manul"
             )
+
+
+def test_stacked_stepper_names_the_protocol_a_module_lacks():
+    X, y = torch.randn(2, 5, 3), torch.randn(2, 5)
+    with pytest.raises(TypeError, match="trains a StackedModule; a Linear lacks"):
+        StackedStepper(torch.nn.Linear(3, 1), X, y, generators=[None, None])
