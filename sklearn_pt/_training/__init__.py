@@ -1,11 +1,14 @@
 """The training core under every estimator and sweep (private).
 
-* :func:`fit_loop` drives ``K >= 1`` models through a stepper
-  (:mod:`._steppers`: :class:`FirstOrderStepper`, :class:`LBFGSStepper`,
-  :class:`StackedStepper`), asking callbacks (:mod:`._callbacks`) when each
-  stops;
-* :mod:`._objective` holds the loss, the penalty, the epoch plan (batch
-  sizes, per-model row orders) and the ``tol`` rule;
+* :func:`fit_loop` (:mod:`._loop`) drives ``K >= 1`` models through a
+  stepper, asking callbacks (:mod:`._callbacks`) when each stops;
+* single-model steppers (:mod:`._steppers`: :class:`FirstOrderStepper`,
+  :class:`LBFGSStepper`) and the stacked one (:mod:`._stacked`:
+  :class:`StackedStepper`, :class:`FixedEntries`);
+* :mod:`._optimizers`: SGD, Adam, plain gradient descent;
+* :mod:`._epochs`: the epoch plan (batch sizes, per-model row orders) and
+  the ``tol`` rule;
+* :mod:`._losses`: the loss, the penalty, the divergence checks' reference;
 * :class:`FitPlan` is the protocol between an estimator and the loop
   (``plan_fit``, ``run``, ``finish``, and ``stack`` for a stacked fit:
   :class:`StackedFit`, :func:`run_stacked`).
@@ -26,25 +29,17 @@ from ._callbacks import (
     default_callbacks,
     divergence_message,
 )
+from ._epochs import EpochPlan, ToleranceRule, resolve_batch_size
 from ._loop import Loop, TrainingResult, fit_loop
-from ._objective import (
-    INITIAL_LOSS_ROWS,
-    EpochPlan,
-    ToleranceRule,
-    half_squared_error,
-    initial_loss,
-    penalty,
-    resolve_batch_size,
-)
+from ._losses import INITIAL_LOSS_ROWS, half_squared_error, initial_loss, penalty
+from ._optimizers import GradientDescent, make_optimizer
 from ._plan import FitPlan, StackedFit, run_stacked
+from ._stacked import FixedEntries, StackedStepper
 from ._steppers import (
     FIRST_ORDER_SOLVERS,
     FirstOrderStepper,
-    FixedEntries,
     LBFGSStepper,
-    StackedStepper,
     Stepper,
-    make_optimizer,
     make_stepper,
 )
 
@@ -61,6 +56,7 @@ __all__ = [
     "FitPlan",
     "FixedEntries",
     "FunctionCallback",
+    "GradientDescent",
     "LBFGSStepper",
     "Loop",
     "LossHistory",

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from ..exceptions import ConvergenceWarning, DivergenceError
-from ._objective import half_squared_error
+from ._losses import half_squared_error
 
 __all__ = [
     "STUCK_MESSAGE",

@@ -25,7 +25,8 @@ import torch
 
 from ..exceptions import DivergenceError
 from ._loop import TrainingResult, fit_loop
-from ._steppers import StackedStepper, make_stepper
+from ._stacked import StackedStepper
+from ._steppers import make_stepper
 
 __all__ = ["FitPlan", "StackedFit", "run_stacked"]
 

@@ -324,7 +324,7 @@ def test_stacked_stepper_takes_per_model_data_in_full_batches_only():
 def test_gradient_descent_is_torch_sgd_bitwise(dtype, weight_decay):
     """The "gd" solver's optimiser is torch's plain SGD update, bit for bit,
     per group, with a step size changed midway (as a schedule does)."""
-    from sklearn_pt._training._steppers import GradientDescent
+    from sklearn_pt._training._optimizers import GradientDescent
 
     generator = torch.Generator().manual_seed(0)
     start = [torch.randn(5, 7, generator=generator, dtype=dtype), torch.randn(3)]
