@@ -19,7 +19,7 @@ from .._base import (
     validate_input,
 )
 from .._compat import _fit_context, validate_data
-from .._engine import predict_numpy
+from .._torch_bridge import predict_numpy
 from .._training import FitPlan
 from ..neural_network._two_step import (
     _TWO_STEP_CONSTRAINTS,

@@ -24,8 +24,8 @@ from sklearn.utils import indexable
 
 from .._base import validate_input
 from .._compat import _safe_indexing, validate_data
-from .._engine import as_tensor
 from .._progress import progress_bar, quiet_fit, warn_convergence
+from .._torch_bridge import as_tensor
 from ..exceptions import DivergenceError
 from ..nn import StackedPartiallyTrainableMLP, append_ones
 from ._stacked import fit_stacked, stacked_fit_unsupported

@@ -25,7 +25,7 @@ from .._compat import (
     _fit_context,
     validate_data,
 )
-from .._engine import DeviceString, as_tensor, predict_numpy
+from .._torch_bridge import DeviceString, as_tensor, predict_numpy
 from .._training import (
     Callback,
     DivergenceCheck,

@@ -18,7 +18,7 @@ from .._base import (
     validate_input,
 )
 from .._compat import Interval, StrOptions, _fit_context, validate_data
-from .._engine import (
+from .._torch_bridge import (
     SOLVERS,
     TRAINING_PARAMETER_CONSTRAINTS,
     as_tensor,

@@ -26,7 +26,7 @@ from .._compat import (
     _fit_context,
     validate_data,
 )
-from .._engine import TRAINING_PARAMETER_CONSTRAINTS, as_tensor, predict_numpy
+from .._torch_bridge import TRAINING_PARAMETER_CONSTRAINTS, as_tensor, predict_numpy
 from .._training import (
     Callback,
     DivergenceCheck,

@@ -25,8 +25,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._base import keep_state_on_error, validate_input
 from .._compat import Interval, StrOptions, _fit_context
-from .._engine import DeviceString, as_tensor, resolve_device
 from .._plotting import import_matplotlib
+from .._torch_bridge import DeviceString, as_tensor, resolve_device
 
 __all__ = [
     "SoftEdge",

@@ -12,7 +12,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from sklearn_pt._compat import InvalidParameterError
-from sklearn_pt._engine import make_generator
+from sklearn_pt._torch_bridge import make_generator
 from sklearn_pt.exceptions import (
     ConvergenceWarning,
     DeviceFallbackWarning,

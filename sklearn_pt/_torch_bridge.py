@@ -103,7 +103,7 @@ def resolve_device(device: str) -> torch.device:
 
     Examples
     --------
-    >>> from sklearn_pt._engine import resolve_device
+    >>> from sklearn_pt._torch_bridge import resolve_device
     >>> resolve_device("cpu")
     device(type='cpu')
     """

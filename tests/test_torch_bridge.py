@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from sklearn_pt._engine import (
+from sklearn_pt._torch_bridge import (
     DeviceString,
     as_tensor,
     make_generator,
