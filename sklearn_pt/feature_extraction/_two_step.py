@@ -21,7 +21,7 @@ from .._base import (
 from .._compat import _fit_context, validate_data
 from .._torch_bridge import predict_numpy
 from .._training import FitPlan
-from ..neural_network._two_step import (
+from ..neural_network._two_step_plan import (
     _TWO_STEP_CONSTRAINTS,
     _check_step_params,
     plan_two_steps,

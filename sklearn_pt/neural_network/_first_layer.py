@@ -40,7 +40,7 @@ from ..metrics import neuron_overlap
 from ..nn import FirstLayerNetwork, StackedFirstLayerNetwork
 from ..nn._activations import ACTIVATIONS
 from ..spectral._hessian import HessianMonitor
-from ._two_step import check_width
+from ._two_step_plan import check_width
 
 __all__ = ["ACTIVATIONS", "FirstLayerGDRegressor"]
 
