@@ -34,6 +34,7 @@ from ._compat import Interval, StrOptions
 from .nn._random import make_generator
 
 __all__ = [
+    "TORCH_PARAMETER_CONSTRAINTS",
     "TRAINING_PARAMETER_CONSTRAINTS",
     "DeviceString",
     "as_tensor",
@@ -66,6 +67,13 @@ class DeviceString(StrOptions):
         return "a str among {'auto', 'cpu', 'cuda', 'cuda:N'}"
 
 
+TORCH_PARAMETER_CONSTRAINTS = {
+    "device": [DeviceString()],
+    "dtype": [StrOptions(set(DTYPES))],
+}
+"""The constraints of the ``device`` and ``dtype`` parameters, the one
+definition every estimator merges into its own."""
+
 TRAINING_PARAMETER_CONSTRAINTS = {
     "solver": [StrOptions(set(SOLVERS))],
     "alpha": [Interval(Real, 0, None, closed="left")],
@@ -77,8 +85,7 @@ TRAINING_PARAMETER_CONSTRAINTS = {
     "shuffle": ["boolean"],
     "random_state": ["random_state"],
     "verbose": ["verbose"],
-    "device": [DeviceString()],
-    "dtype": [StrOptions(set(DTYPES))],
+    **TORCH_PARAMETER_CONSTRAINTS,
 }
 """Constraints of the engine's parameters, merged into each estimator's own."""
 

@@ -1,7 +1,8 @@
 """What one training iteration optimises.
 
-* :func:`half_squared_error`, the loss of every estimator that trains with
-  the squared error, and :func:`initial_loss`, the reference of the divergence
+* :func:`~sklearn_pt.nn.half_squared_error` (defined in :mod:`sklearn_pt.nn`,
+  whose stacked modules use it too), the loss of every estimator that trains
+  with the squared error, and :func:`initial_loss`, the reference of the divergence
   checks;
 * :func:`penalty`, the L2 penalty ``weight_decay / 2 * ||W||^2`` the loss
   curves include (the optimisers apply its gradient as weight decay).
@@ -12,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
-import torch.nn.functional as F
+
+from ..nn import half_squared_error
 
 __all__ = [
     "INITIAL_LOSS_ROWS",
@@ -23,11 +25,6 @@ __all__ = [
 
 INITIAL_LOSS_ROWS = 8_192
 """Rows on which the reference loss of the divergence checks is measured."""
-
-
-def half_squared_error(prediction: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """``0.5 * mean((prediction - target) ** 2)``, scikit-learn's squared loss."""
-    return 0.5 * F.mse_loss(prediction, target)
 
 
 def initial_loss(module, X, y, loss=None) -> float:

@@ -19,7 +19,7 @@ import torch
 
 from ..nn import StackedModule
 from ._epochs import EpochPlan
-from ._losses import INITIAL_LOSS_ROWS
+from ._losses import INITIAL_LOSS_ROWS, half_squared_error
 from ._optimizers import make_optimizer
 from ._steppers import FIRST_ORDER_SOLVERS, Stepper, _first_of, _hand_derived
 
@@ -281,8 +281,9 @@ class StackedStepper(Stepper):
 
     def _losses(self, X, y) -> torch.Tensor:
         outputs = self.module.predict(self._all_models(X))
-        errors = (outputs - self._all_models(y)).flatten(1)
-        return 0.5 * errors.square().mean(1)
+        return half_squared_error(
+            outputs.flatten(1), self._all_models(y).flatten(1), dim=1
+        )
 
     def initial_losses(self) -> list[float]:
         # Loss plus penalty, as each step's loss (see _ModuleStepper).

@@ -205,9 +205,11 @@ class TwoStepFeatures(
                 f"least 2 samples; got n_samples={X.shape[0]}."
             )
 
-        def keep_features(network, readout_mask):
+        def keep_features(network, readout_mask, steps):
+            steps.set_on(self)
             self.module_ = network.feature_map
             self._n_features_out = width
+            return self
 
         return plan_two_steps(self, X, y, then=keep_features)
 

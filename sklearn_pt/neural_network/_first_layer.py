@@ -25,7 +25,7 @@ from .._compat import (
     _fit_context,
     validate_data,
 )
-from .._torch_bridge import DeviceString, as_tensor, predict_numpy
+from .._torch_bridge import TORCH_PARAMETER_CONSTRAINTS, as_tensor, predict_numpy
 from .._training import (
     Callback,
     DivergenceCheck,
@@ -37,9 +37,8 @@ from .._training import (
 )
 from ..decomposition import SpectralEstimator
 from ..metrics import neuron_overlap
-from ..nn import FirstLayerNetwork, StackedFirstLayerNetwork
-from ..nn._activations import ACTIVATIONS
-from ..spectral._hessian import HessianMonitor
+from ..nn import ACTIVATIONS, FirstLayerNetwork, StackedFirstLayerNetwork
+from ..spectral import HessianMonitor
 from ._two_step_plan import check_width
 
 __all__ = ["ACTIVATIONS", "FirstLayerGDRegressor"]
@@ -243,8 +242,7 @@ default="ones"
         "hessian_k": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
-        "device": [DeviceString()],
-        "dtype": [StrOptions({"float32", "float64"})],
+        **TORCH_PARAMETER_CONSTRAINTS,
     }
 
     def __init__(

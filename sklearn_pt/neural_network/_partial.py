@@ -31,6 +31,8 @@ from .._training import (
     StackedFit,
     TrainingResult,
     default_callbacks,
+    half_squared_error,
+    penalty,
 )
 from ..kernels import ridge_leverage_scores
 from ..kernels._leverage import leverage_scores_at_degrees_of_freedom
@@ -212,9 +214,8 @@ def _fit_ridge_readout(module, X, y, alpha) -> TrainingResult:
         coef, intercept = solve_ridge(features, y, alpha)
         module.readout.weight.copy_(coef)
         module.readout.bias.copy_(intercept)
-        residual = module.readout(features) - y
-        objective = (
-            0.5 * residual.square().mean() + 0.5 * alpha / len(X) * coef.square().sum()
+        objective = half_squared_error(module.readout(features), y) + penalty(
+            [coef], alpha / len(X)
         )
     return TrainingResult(loss_curve=[float(objective)], n_iter=1, converged=True)
 

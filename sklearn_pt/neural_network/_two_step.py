@@ -338,7 +338,8 @@ class TwoStepFeatureLearner(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         n_readout = round(self.readout_fraction * n_samples)
         n_readout = min(max(n_readout, 1), n_samples - min_step_rows)
 
-        def fit_readout(network, readout_mask):
+        def fit_readout(network, readout_mask, steps):
+            steps.set_on(self)
             features = predict_numpy(network.feature_map, X[readout_mask])
             features = features.astype(X.dtype, copy=False)
             check_features_finite(
@@ -353,6 +354,7 @@ class TwoStepFeatureLearner(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
             self.module_ = network
             self.readout_ = readout
             self.readout_mask_ = readout_mask
+            return self
 
         return plan_two_steps(self, X, y, n_readout=n_readout, then=fit_readout)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from numbers import Integral
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -16,7 +17,11 @@ from .._compat import (
     InvalidParameterError,
     StrOptions,
 )
-from .._torch_bridge import TRAINING_PARAMETER_CONSTRAINTS, as_tensor
+from .._torch_bridge import (
+    TORCH_PARAMETER_CONSTRAINTS,
+    TRAINING_PARAMETER_CONSTRAINTS,
+    as_tensor,
+)
 from .._training import (
     Callback,
     DivergenceCheck,
@@ -27,11 +32,27 @@ from .._training import (
     half_squared_error,
 )
 from ..exceptions import DivergenceError
-from ..nn import StackedTwoLayerNetwork, TwoLayerNetwork
-from ..nn._activations import activation_function
+from ..nn import StackedTwoLayerNetwork, TwoLayerNetwork, activation_function
 from ..spectral import WeightSpectrum
 
-__all__ = ["plan_two_steps"]
+__all__ = ["TwoSteps", "plan_two_steps"]
+
+
+class TwoSteps(NamedTuple):
+    """What the gradient steps fit, named as the fitted attributes the two
+    estimators share (:meth:`set_on` sets them)."""
+
+    first_layer_weights_: list
+    """``[W_0, ..., W_n]``."""
+    second_layer_weights_: np.ndarray
+    spectrum_: WeightSpectrum
+    step_sizes_: tuple
+    device_: torch.device
+
+    def set_on(self, estimator) -> None:
+        """Set these as ``estimator``'s fitted attributes."""
+        for name, value in self._asdict().items():
+            setattr(estimator, name, value)
 
 
 TWO_STEP_ACTIVATIONS = (
@@ -238,13 +259,12 @@ _TWO_STEP_CONSTRAINTS: dict = {
     "loss": [StrOptions(set(LOSSES))],
     "random_state": TRAINING_PARAMETER_CONSTRAINTS["random_state"],
     "verbose": TRAINING_PARAMETER_CONSTRAINTS["verbose"],
-    "device": TRAINING_PARAMETER_CONSTRAINTS["device"],
-    "dtype": TRAINING_PARAMETER_CONSTRAINTS["dtype"],
+    **TORCH_PARAMETER_CONSTRAINTS,
 }
 """Parameters shared with :class:`~sklearn_pt.feature_extraction.TwoStepFeatures`."""
 
 
-def plan_two_steps(estimator, X, y, *, n_readout: int = 0, then=None) -> FitPlan:
+def plan_two_steps(estimator, X, y, *, then, n_readout: int = 0) -> FitPlan:
     """The fit plan shared by :class:`TwoStepFeatureLearner` and
     :class:`~sklearn_pt.feature_extraction.TwoStepFeatures`.
 
@@ -256,11 +276,10 @@ def plan_two_steps(estimator, X, y, *, n_readout: int = 0, then=None) -> FitPlan
     with ``"fresh"``) and step sizes. With the same parameters both estimators
     draw the same random numbers in the same order.
 
-    Completing the plan sets the fitted attributes the two share,
-    ``first_layer_weights_`` (``[W_0, ..., W_n]``), ``second_layer_weights_``,
-    ``spectrum_``, ``step_sizes_`` and ``device_``, then calls
-    ``then(network, readout_mask)`` (the held-out rows, all False when
-    ``n_readout == 0``) for the rest.
+    Completing the plan returns ``then(network, readout_mask, steps)``: the
+    trained network, the held-out rows (all False when ``n_readout == 0``)
+    and the :class:`TwoSteps` (the fitted attributes the two estimators
+    share), from which the estimator sets its own attributes.
 
     With ``verbose``, the loop prints the loss at the start of each step
     (``"Iteration k, loss = ..."``). A step that gives weights,
@@ -300,14 +319,14 @@ def plan_two_steps(estimator, X, y, *, n_readout: int = 0, then=None) -> FitPlan
 
     def finish(plan, result):
         weights = [w.cpu().numpy() for w in (weight, *recorder.weights)]
-        estimator.first_layer_weights_ = weights
-        estimator.second_layer_weights_ = readout.numpy()
-        estimator.spectrum_ = WeightSpectrum(device=estimator.device).fit(weights[-1])
-        estimator.step_sizes_ = step_sizes
-        estimator.device_ = device
-        if then is not None:
-            then(plan.module, readout_mask)
-        return estimator
+        steps = TwoSteps(
+            first_layer_weights_=weights,
+            second_layer_weights_=readout.numpy(),
+            spectrum_=WeightSpectrum(device=estimator.device).fit(weights[-1]),
+            step_sizes_=step_sizes,
+            device_=device,
+        )
+        return then(plan.module, readout_mask, steps)
 
     return FitPlan(
         module=network,
@@ -325,7 +344,7 @@ def plan_two_steps(estimator, X, y, *, n_readout: int = 0, then=None) -> FitPlan
 
 STACKED_LOSSES = {
     "correlation": lambda outputs, y: -(outputs * y).mean(1),
-    "squared": lambda outputs, y: 0.5 * ((outputs - y) ** 2).mean(1),
+    "squared": lambda outputs, y: half_squared_error(outputs, y, dim=1),
 }
 """The two-step losses, one value per stacked network: ``(K, n) -> (K,)``."""
 

@@ -1,7 +1,8 @@
 """``torch.nn.Module`` building blocks, usable on their own or with skorch."""
 
-from ._activations import ACTIVATIONS, HERMITE_DEGREES
+from ._activations import ACTIVATIONS, HERMITE_DEGREES, activation_function
 from ._first_layer import FirstLayerNetwork
+from ._losses import half_squared_error
 from ._partial import (
     PartiallyTrainableLinear,
     PartiallyTrainableMLP,
@@ -33,7 +34,9 @@ __all__ = [
     "StackedPartiallyTrainableMLP",
     "StackedTwoLayerNetwork",
     "TwoLayerNetwork",
+    "activation_function",
     "append_ones",
+    "half_squared_error",
     "he_normal_init",
     "project_to_sphere",
     "random_trainable_mask",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 
 from ._activations import activation_derivative
+from ._losses import half_squared_error
 
 __all__ = ["FirstLayerNetwork"]
 
@@ -81,7 +82,7 @@ class FirstLayerNetwork(torch.nn.Module):
             pre_activations.requires_grad_(True)
             with torch.enable_grad():
                 outputs = self._outputs(pre_activations)
-                losses = 0.5 * ((outputs - y) ** 2).mean(dim=-1)
+                losses = half_squared_error(outputs, y, dim=-1)
                 (upstream,) = torch.autograd.grad(losses.sum(), pre_activations)
             losses = losses.detach()
         else:

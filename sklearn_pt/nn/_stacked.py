@@ -32,6 +32,7 @@ from torch import nn
 
 from ._activations import activation_function
 from ._first_layer import FirstLayerNetwork
+from ._losses import half_squared_error
 from ._partial import PartiallyTrainableMLP
 
 __all__ = [
@@ -371,7 +372,7 @@ class StackedPartiallyTrainableMLP(nn.Module):
         for depth, layer in enumerate(self.layers):
             x = F.relu(torch.bmm(x, layer) if depth == 0 else _affine(x, layer))
         outputs = _readout(self.readout_bias.unsqueeze(1), x, self.readout_weight)
-        return 0.5 * (outputs - y).square().mean((1, 2))
+        return half_squared_error(outputs, y, dim=(1, 2))
 
     @torch.no_grad()
     def add_weight_decay_(self, weight_decay: float) -> None:
@@ -701,7 +702,7 @@ class StackedFirstLayerNetwork(FirstLayerNetwork):
         return self._outputs(torch.bmm(self.weight, x.mT))
 
     def stacked_losses(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return 0.5 * ((self(x) - y) ** 2).mean(dim=1)
+        return half_squared_error(self(x), y, dim=1)
 
     @torch.no_grad()
     def predict(self, x: torch.Tensor) -> torch.Tensor:
