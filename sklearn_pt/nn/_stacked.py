@@ -689,20 +689,12 @@ def _shapes(module: PartiallyTrainableMLP) -> tuple:
     return layers, tuple(reference.shape), reference.dtype, reference.device
 
 
-class StackedFirstLayerNetwork(FirstLayerNetwork):
-    """``K`` :class:`FirstLayerNetwork` s of one shape, stacked: first layers
-    ``W`` of shape ``(K, width, d)``, one fixed second layer ``a``; network
-    ``k`` computes ``sigma(x[k] @ W[k].T) @ a / width``. It has the protocol
-    of :class:`~sklearn_pt._training.StackedStepper` (which puts a stopped
-    network's ``W[k]`` back after every step); its training step is
-    :meth:`FirstLayerNetwork.squared_error_gradients_`, stacked.
-    """
+class _StackedFirstLayer:
+    """The :class:`StackedModule` members of a module whose trained
+    parameter is one stacked first layer ``weight`` of shape ``(K, width,
+    d)``, every entry of which may change, penalised by its squared norm."""
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self._outputs(torch.bmm(self.weight, x.mT))
-
-    def stacked_losses(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return half_squared_error(self(x), y, dim=1)
+    weight: nn.Parameter
 
     @torch.no_grad()
     def predict(self, x: torch.Tensor) -> torch.Tensor:
@@ -717,7 +709,7 @@ class StackedFirstLayerNetwork(FirstLayerNetwork):
         return []
 
     def make_workspace(self) -> None:
-        """No buffers to keep."""
+        """No buffers to keep (the stepper calls this once)."""
         return None
 
     def squared_weight_norms(self) -> torch.Tensor:
@@ -730,7 +722,23 @@ class StackedFirstLayerNetwork(FirstLayerNetwork):
         self.weight.grad.add_(self.weight, alpha=weight_decay)
 
 
-class StackedTwoLayerNetwork(nn.Module):
+class StackedFirstLayerNetwork(_StackedFirstLayer, FirstLayerNetwork):
+    """``K`` :class:`FirstLayerNetwork` s of one shape, stacked: first layers
+    ``W`` of shape ``(K, width, d)``, one fixed second layer ``a``; network
+    ``k`` computes ``sigma(x[k] @ W[k].T) @ a / width``. It has the protocol
+    of :class:`~sklearn_pt._training.StackedStepper` (which puts a stopped
+    network's ``W[k]`` back after every step); its training step is
+    :meth:`FirstLayerNetwork.squared_error_gradients_`, stacked.
+    """
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self._outputs(torch.bmm(self.weight, x.mT))
+
+    def stacked_losses(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return half_squared_error(self(x), y, dim=1)
+
+
+class StackedTwoLayerNetwork(_StackedFirstLayer, nn.Module):
     """``K`` :class:`TwoLayerNetwork` s of one shape, stacked: first layers
     ``W`` of shape ``(K, N, d)`` (the trained parameter), second layers ``a``
     of shape ``(K, N)``; network ``k`` computes
@@ -752,28 +760,3 @@ class StackedTwoLayerNetwork(nn.Module):
 
     def stacked_losses(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return self.stacked_loss(self(x), y)
-
-    @torch.no_grad()
-    def predict(self, x: torch.Tensor) -> torch.Tensor:
-        return self(x)
-
-    @property
-    def n_models(self) -> int:
-        return self.weight.shape[0]
-
-    def update_masks(self) -> list:
-        """Every entry of ``W`` may change."""
-        return []
-
-    def make_workspace(self) -> None:
-        """No hand-derived pass: no buffers."""
-        return None
-
-    def squared_weight_norms(self) -> torch.Tensor:
-        """``||W[k]||^2`` per network, shape (K,)."""
-        return self.weight.square().sum((1, 2))
-
-    @torch.no_grad()
-    def add_weight_decay_(self, weight_decay: float) -> None:
-        """Add ``weight_decay * W`` to ``weight.grad``."""
-        self.weight.grad.add_(self.weight, alpha=weight_decay)
