@@ -125,14 +125,16 @@ def proportion_curve(
         ``n_proportions * n_seeds`` networks are trained together as one
         stacked model on the estimator's device (one batched matrix product
         per layer, one optimiser step per mini-batch for all of them; see
-        Notes). Needs a
-        :class:`~sklearn_pt.neural_network.PartiallyTrainableRegressor` itself
-        (not a pipeline or a subclass), ``param_name`` one of the
-        parameters that only choose the initial network
-        (``trainable_proportion``, ``random_state``, ``init_scale``,
-        ``trainable_selection``, ``leverage_pool_size``) and ``solver`` in
-        ``{"adam", "sgd", "gd"}`` (either ``trainable_selection``, either
-        ``readout``); otherwise a ValueError says which rule fails.
+        Notes). Needs a stackable estimator (not a pipeline), e.g. a
+        :class:`~sklearn_pt.neural_network.PartiallyTrainableRegressor` (or
+        a subclass), with ``param_name`` one of its class's
+        ``_stacked_parameters`` (there: the parameters that only choose the
+        initial network, ``trainable_proportion``, ``random_state``,
+        ``init_scale``, ``trainable_selection``, ``leverage_pool_size``) and
+        ``solver`` in ``{"adam", "sgd", "gd"}`` (either
+        ``trainable_selection``, either ``readout``); otherwise a ValueError
+        says which rule fails (see
+        :func:`~sklearn_pt.model_selection.fit_stacked`).
         ``"auto"``: stacked when all these rules hold, sequential otherwise.
     verbose : int, default=0
         Show a progress bar over the fits (the stacked strategy: over the
