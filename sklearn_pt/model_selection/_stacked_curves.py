@@ -27,7 +27,7 @@ from .._compat import _safe_indexing, validate_data
 from .._progress import progress_bar, quiet_fit, warn_convergence
 from .._torch_bridge import as_tensor
 from ..exceptions import DivergenceError
-from ..nn import StackedPartiallyTrainableMLP, append_ones
+from ..nn import PartiallyTrainableMLP, StackedPartiallyTrainableMLP, append_ones
 from ._stacked import fit_stacked, stacked_fit_unsupported
 
 __all__ = ["stacked_validation_curves"]
@@ -135,7 +135,7 @@ def stacked_validation_curves(
             (test_scores, X_test, y_test),
         ):
             scores[:, :, split] = _scores(
-                outcomes, X_scored, y_scored, None if stacked_r2 else scorer
+                outcomes, X_scored, y_scored, scorer, stacked_r2
             ).reshape(shape[:2])
         bar.update(1)
     bar.close()
@@ -150,17 +150,21 @@ def stacked_validation_curves(
     return train_scores, test_scores
 
 
-def _scores(outcomes, X, y, scorer) -> np.ndarray:
+def _scores(outcomes, X, y, scorer, r2) -> np.ndarray:
     """Each network's score on ``(X, y)``, NaN for those that diverged.
 
-    ``scorer=None`` stands for the estimators' own ``score``, the R^2, which is
-    computed for all the networks at once (:func:`_r2_scores`).
+    With ``r2`` (the scorer is the R^2) and networks that are
+    :class:`~sklearn_pt.nn.PartiallyTrainableMLP` s, the R^2 of all of them
+    is computed at once (:func:`_r2_scores`).
     """
     scores = np.full(len(outcomes), np.nan)
     fitted = [k for k, m in enumerate(outcomes) if not isinstance(m, DivergenceError)]
     if not fitted:
         return scores
-    if scorer is None:
+    if r2 and all(
+        isinstance(getattr(outcomes[k], "module_", None), PartiallyTrainableMLP)
+        for k in fitted
+    ):
         scores[fitted] = _r2_scores([outcomes[k] for k in fitted], X, y)
     else:
         scores[fitted] = [scorer(outcomes[k], X, y) for k in fitted]

@@ -477,3 +477,18 @@ def test_stacked_sweep_on_gpu_equals_sequential():
 def _stopping(**kwargs):
     stopping = EarlyStopping(**kwargs)
     return [stopping, MaxIterWarning(stopping)]
+
+
+def test_a_stacked_sweep_of_another_stackable_estimator_scores_each_fit():
+    """Any stackable estimator sweeps one of its _stacked_parameters stacked
+    (here FirstLayerGDRegressor's seed), scored by its own score: the
+    sequential scores, to rounding."""
+    from sklearn_pt.neural_network import FirstLayerGDRegressor
+
+    X, y = make_sphere_regression(n_samples=80)
+    reg = FirstLayerGDRegressor(3, activation="tanh", max_iter=5, dtype="float64")
+    kwargs = dict(param_name="random_state", proportions=[0, 1], cv=KFold(2))
+    stacked = proportion_curve(reg, X, y, strategy="stacked", **kwargs)
+    sequential = proportion_curve(reg, X, y, strategy="sequential", **kwargs)
+    np.testing.assert_allclose(stacked, sequential, rtol=RTOL64)
+    assert not np.allclose(stacked[1][0], stacked[1][1])  # the seeds differ
