@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from ._compat import Interval, StrOptions
+from ._training import SOLVERS
 from .nn._random import make_generator
 
 __all__ = [
@@ -45,7 +46,6 @@ __all__ = [
     "solve_ridge",
 ]
 
-SOLVERS = ("sgd", "adam", "gd", "lbfgs")
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 _DEVICE_PATTERN = re.compile(r"(auto|cpu|cuda(:\d+)?)")
 _PREDICT_CHUNK_ROWS = 65_536

@@ -37,6 +37,7 @@ from ._plan import FitPlan, StackedFit, run_stacked
 from ._stacked import FixedEntries, StackedStepper
 from ._steppers import (
     FIRST_ORDER_SOLVERS,
+    SOLVERS,
     FirstOrderStepper,
     LBFGSStepper,
     Stepper,
@@ -46,6 +47,7 @@ from ._steppers import (
 __all__ = [
     "FIRST_ORDER_SOLVERS",
     "INITIAL_LOSS_ROWS",
+    "SOLVERS",
     "STUCK_MESSAGE",
     "Callback",
     "DivergenceCheck",

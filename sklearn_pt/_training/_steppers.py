@@ -29,6 +29,7 @@ from ._optimizers import make_optimizer
 
 __all__ = [
     "FIRST_ORDER_SOLVERS",
+    "SOLVERS",
     "FirstOrderStepper",
     "LBFGSStepper",
     "Stepper",
@@ -37,6 +38,8 @@ __all__ = [
 
 FIRST_ORDER_SOLVERS = ("adam", "sgd", "gd")
 """Solvers whose update is elementwise, so that stacking models is exact."""
+SOLVERS = (*FIRST_ORDER_SOLVERS, "lbfgs")
+"""Every solver of :func:`make_stepper`."""
 _LBFGS_MAX_LINE_SEARCH = 25
 """Trial points of one strong-Wolfe line search beyond the first (torch's default)."""
 _LBFGS_FTOL = 2.220446049250313e-09

@@ -19,7 +19,6 @@ from .._base import (
 )
 from .._compat import Interval, StrOptions, _fit_context, validate_data
 from .._torch_bridge import (
-    SOLVERS,
     TRAINING_PARAMETER_CONSTRAINTS,
     as_tensor,
     predict_numpy,
@@ -27,6 +26,7 @@ from .._torch_bridge import (
 )
 from .._training import (
     FIRST_ORDER_SOLVERS,
+    SOLVERS,
     FitPlan,
     StackedFit,
     TrainingResult,
