@@ -15,7 +15,11 @@ exactly ``--max-iter`` epochs (``tol=0``, ``n_iter_no_change`` above
   16 networks per split).
 
 It checks first that the batched and sequential test scores agree, then prints
-the median wall time of each and its speed-up over the sequential reference.
+the median wall time of each and its speed-up over the sequential reference,
+then the roofline of the batched and sequential sweeps (``_roofline.py``: the
+product flops and operand bytes counted in one more run of each, this
+machine's product rate for the same shapes and its bandwidth measured now,
+and the fraction of that limit each reaches).
 
 Run by hand (not in CI)::
 
@@ -32,6 +36,7 @@ import warnings
 
 import numpy as np
 import torch
+from _roofline import report
 from _timing import interleaved_medians, print_table
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, KFold
@@ -124,7 +129,18 @@ def main() -> None:
     }
     medians = interleaved_medians(runs, repeats=repeats, device=args.device)
     ratio = print_table(medians, "sequential") / medians["batched"]
-    print(f"RESULT: batched {ratio:.2f}x faster than sequential ({args.device})")
+    steps = cv.get_n_splits() * max_iter * -(-N_SAMPLES // cv.get_n_splits() // 200)
+    fractions = report(
+        {name: runs[name] for name in ("batched", "sequential")},
+        medians,
+        args.device,
+        steps={"batched": steps},
+    )
+    print(
+        f"RESULT: batched {ratio:.2f}x faster than sequential ({args.device}); "
+        f"roofline fraction batched {fractions['batched']:.0%}, sequential "
+        f"{fractions['sequential']:.0%}"
+    )
 
 
 if __name__ == "__main__":

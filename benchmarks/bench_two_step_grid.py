@@ -11,7 +11,8 @@ timed in one process and interleaved repeat by repeat:
 
 It checks first (float64, a smaller size) that both give the same weights.
 On a CPU both are bound by the products with the data, so expect a ratio
-near 1 there; the stacked steps are meant for a GPU (``--device cuda``).
+near 1 there; the stacked steps are meant for a GPU (``--device cuda``). It
+then prints the roofline of both (``_roofline.py``).
 
 Run by hand (not in CI)::
 
@@ -25,6 +26,7 @@ import argparse
 
 import numpy as np
 import torch
+from _roofline import report
 from _timing import interleaved_medians, print_table
 from sklearn.base import clone
 
@@ -86,9 +88,11 @@ def main(argv=None):
     }
     medians = interleaved_medians(runs, repeats=args.repeats, device=args.device)
     ratio = print_table(medians, "sequential") / medians["stacked"]
+    fractions = report(runs, medians, args.device)
     print(
         f"RESULT: stacked two-step grid {ratio:.2f}x faster than sequential "
-        f"({args.device})"
+        f"({args.device}); roofline fraction stacked {fractions['stacked']:.0%}, "
+        f"sequential {fractions['sequential']:.0%}"
     )
 
 
