@@ -20,6 +20,7 @@ printed no ``RESULT:`` line.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import time
@@ -70,10 +71,15 @@ def run_command(command: list[str], timeout: float) -> tuple[int | None, str, fl
     """Run ``command`` from the repository root; return its exit status
     (``None`` on timeout), its stdout and stderr together, and the wall time."""
     start = time.perf_counter()
+    # The benchmarks import sklearn_pt from this checkout, installed or not.
+    path = os.pathsep.join(
+        filter(None, [str(REPOSITORY), os.environ.get("PYTHONPATH")])
+    )
     try:
         completed = subprocess.run(
             command,
             cwd=REPOSITORY,
+            env={**os.environ, "PYTHONPATH": path},
             capture_output=True,
             text=True,
             timeout=timeout,
