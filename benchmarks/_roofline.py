@@ -90,6 +90,7 @@ class Counts:
     flops: int = 0
     bytes: int = 0
     largest_operand: int = 0
+    product_bytes: int = 0
     bytes_by_op: Counter = field(default_factory=Counter)
     products: Counter = field(default_factory=Counter)
 
@@ -127,6 +128,7 @@ class _OperandBytes(TorchDispatchMode):
         self.counts.largest_operand = max([self.counts.largest_operand, *sizes])
         self.counts.bytes_by_op[str(func.overloadpacket.__name__)] += total
         if func in PRODUCTS:
+            self.counts.product_bytes += total
             key = (
                 func.overloadpacket.default,  # an out= product replayed without
                 tuple(
@@ -281,6 +283,14 @@ def limit_seconds(counts: Counts, limits: Limits) -> float:
     return max(counts.flops / limits.flops_per_s, counts.bytes / limits.bytes_per_s)
 
 
+def serial_limit_seconds(counts: Counts, limits: Limits) -> float:
+    """``flops / rate + (bytes outside the products) / bandwidth``: the
+    limit when the passes between the products cannot overlap them (one CPU
+    thread does one thing at a time)."""
+    other = counts.bytes - counts.product_bytes
+    return counts.flops / limits.flops_per_s + other / limits.bytes_per_s
+
+
 def print_roofline(
     rows: dict[str, tuple[Counts, Limits, float]],
     *,
@@ -293,17 +303,24 @@ def print_roofline(
     steps = steps or {}
     print(
         f"{'strategy':14s} {'GFLOP':>7s} {'GB moved':>9s} {'product':>9s} "
-        f"{'bandwidth':>10s} {'limit s':>8s} {'measured s':>10s} {'fraction':>8s}"
+        f"{'bandwidth':>10s} {'limit s':>8s} {'measured s':>10s} {'fraction':>8s} "
+        f"{'serial':>7s}"
     )
     fractions = {}
     for name, (counts, limits, measured) in rows.items():
         limit = limit_seconds(counts, limits)
         fractions[name] = limit / measured
+        serial = serial_limit_seconds(counts, limits) / measured
         print(
             f"{name:14s} {counts.flops / 1e9:7.2f} {counts.bytes / 1e9:9.2f} "
             f"{limits.flops_per_s / 1e9:6.0f} GF {limits.bytes_per_s / 1e9:7.0f} GB "
-            f"{limit:8.3f} {measured:10.3f} {fractions[name]:8.0%}"
+            f"{limit:8.3f} {measured:10.3f} {fractions[name]:8.0%} {serial:7.0%}"
         )
+    print(
+        "  limit = max(GFLOP / product rate, GB / bandwidth); fraction = limit / "
+        "measured; serial: the same with\n  the products and the other passes "
+        "added instead (no overlap, as on one CPU thread)"
+    )
     for name, (counts, limits, _) in rows.items():
         print(f"  {name}: {limits.source}")
         if name in steps:
