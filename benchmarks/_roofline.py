@@ -91,6 +91,7 @@ class Counts:
     bytes: int = 0
     largest_operand: int = 0
     product_bytes: int = 0
+    n_ops: int = 0
     bytes_by_op: Counter = field(default_factory=Counter)
     products: Counter = field(default_factory=Counter)
 
@@ -108,6 +109,7 @@ class _OperandBytes(TorchDispatchMode):
         out = func(*args, **kwargs)
         if _is_view(func):
             return out
+        self.counts.n_ops += 1
         written_args = {
             argument.name
             for argument in func._schema.arguments
@@ -330,6 +332,7 @@ def print_roofline(
                 f"included): {counts.flops / n / 1e6:.1f} MFLOP, "
                 f"{counts.bytes / n / 1e6:.1f} MB of operands per step"
             )
+        print(f"  {name}: {counts.n_ops} aten ops (views not counted)")
         top = ", ".join(
             f"{op} {b / counts.bytes:.0%}"
             for op, b in counts.bytes_by_op.most_common(5)
