@@ -74,10 +74,13 @@ def _tensors(value) -> list[torch.Tensor]:
     return [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
 
 
+NO_COPY = {aten._unsafe_view.default, aten._reshape_alias.default}
+
+
 def _is_view(func) -> bool:
     """Whether ``func`` returns an alias of an input that it does not write
-    (a view: no bytes move)."""
-    return any(
+    (a view: no bytes move), or is a reshape that never copies."""
+    return func in NO_COPY or any(
         ret.alias_info is not None and not ret.alias_info.is_write
         for ret in func._schema.returns
     )
