@@ -31,7 +31,12 @@ from ..exceptions import DivergenceError
 from ..nn._two_layer import StackedTwoLayerNetwork
 from ._two_step import _check_step_params, _StepRecorder, check_step
 
-__all__ = ["PER_FIT", "STACKED_LOSSES", "fit_two_steps_stacked"]
+__all__ = [
+    "PER_FIT",
+    "STACKED_LOSSES",
+    "fit_two_steps_stacked",
+    "stacked_is_faster",
+]
 
 PER_FIT = ("step_size_exponents", "step_size_constants", "random_state")
 """Parameters in which the stacked estimators may differ."""
@@ -41,6 +46,59 @@ STACKED_LOSSES = {
     "squared": lambda outputs, y: 0.5 * ((outputs - y) ** 2).mean(1),
 }
 """The two-step losses, one value per stacked network: ``(K, n) -> (K,)``."""
+
+
+CPU_STACKED_MAX_WEIGHTS = 200 * 200
+"""On a CPU, the largest first layer (``N * d`` weights) whose fits are
+stacked (see :func:`stacked_is_faster`)."""
+
+
+def stacked_is_faster(device, width: int, n_features: int) -> bool:
+    """Whether a grid of two-step fits should take its gradient steps stacked
+    (else :func:`fit_two_steps_stacked` fits the cells one by one).
+
+    On a CPU the stacked steps win while each first layer is small (the
+    per-fit overhead dominates) and lose a little once the products with the
+    data dominate: one thread, 4 x 4 grid of ``TwoStepFeatureLearner`` at
+    ``N = n/2 = d``, float32, medians of 3-5 interleaved runs (issue 32,
+    2026-12, a shared machine at load 4-5): stacked over sequential 1.31x at
+    N = 50, 1.21x at 100, 1.03x at 200, 0.95x at 400, 1.01x at 600, 0.96x at
+    800. So a CPU stacks up to ``N * d = 200 * 200`` weights. On a GPU the
+    steps are always stacked: one batched product keeps the device busy (not
+    yet measured: no GPU lent).
+
+    Parameters
+    ----------
+    device : str or torch.device
+        Where the fits run.
+    width : int
+        ``N``, the hidden neurons.
+    n_features : int
+        ``d``.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from sklearn_pt.neural_network._two_step_stacked import stacked_is_faster
+    >>> stacked_is_faster("cpu", 100, 100), stacked_is_faster("cpu", 400, 400)
+    (True, False)
+    >>> stacked_is_faster("cuda", 400, 400)
+    True
+    """
+    if torch.device(device).type != "cpu":
+        return True
+    return width * n_features <= CPU_STACKED_MAX_WEIGHTS
+
+
+def _run(plan):
+    """``plan.run()``, or the DivergenceError that ended it."""
+    try:
+        return plan.run()
+    except DivergenceError as error:
+        return error
 
 
 class _StackedStepRecorder(Callback):
@@ -72,7 +130,9 @@ class _StackedStepRecorder(Callback):
 def fit_two_steps_stacked(estimators: Sequence, X, y) -> list:
     """Fit every estimator on ``(X, y)``, the gradient steps of all at once.
 
-    Each estimator ends fitted as its own ``fit`` would leave it (the same
+    Where stacking is not expected to be faster (:func:`stacked_is_faster`:
+    large fits on a CPU) the cells are fitted one by one instead. Each
+    estimator ends fitted as its own ``fit`` would leave it (the same
     initialisation, readout split and fresh halves from its
     ``random_state``, the same steps, ``first_layer_weights_``,
     ``spectrum_``, the readout), to rounding.
@@ -139,7 +199,9 @@ def _fit(estimators, X, y) -> list:
     plans = [estimator.plan_fit(X, y) for estimator in estimators]
     template = estimators[0]
     n_models, n_steps = len(plans), template.n_steps
-    outcomes = [plan.run() for plan in plans] if n_steps == 0 else None
+    weight = plans[0].module.feature_map.weight
+    stacked = n_steps > 0 and stacked_is_faster(weight.device, *weight.shape)
+    outcomes = None if stacked else [_run(plan) for plan in plans]
     if outcomes is None:
         schedules = [plan.stepper_params["schedule"] for plan in plans]
         schedule = [
