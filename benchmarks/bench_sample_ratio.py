@@ -12,7 +12,9 @@ full-batch GD steps. Timed, in one process and interleaved repeat by repeat:
   gradient descent per delta, its seeds together).
 
 It checks first that the two give the same overlaps (float64, to rounding),
-then prints the median wall time of each and the speed-up. On CPU both are
+then prints the median wall time of each and the speed-up, then the roofline
+of both (``_roofline.py``: products and operand bytes counted in one more
+run, this machine's limits for them measured now). On CPU both are
 bound by the two products with the inputs per step (``X W^T`` and
 ``(dL/dZ)^T X``, about 0.13 ms per model and step at the mean n = 700): the
 stacked sweep removes the per-step overhead of autograd and the optimiser,
@@ -33,6 +35,7 @@ from functools import partial
 
 import numpy as np
 import torch
+from _roofline import report
 from _timing import interleaved_medians, print_table
 
 from sklearn_pt.datasets import make_phase_retrieval
@@ -98,9 +101,13 @@ def main(argv=None):
     }
     medians = interleaved_medians(runs, repeats=args.repeats, device=args.device)
     speedup = print_table(medians, "sequential") / medians["stacked"]
+    fractions = report(
+        runs, medians, args.device, steps={"stacked": len(DELTAS) * args.max_iter}
+    )
     print(
         f"RESULT: stacked sample_ratio_curve {speedup:.2f}x faster than sequential "
-        f"({args.device}, float32)"
+        f"({args.device}, float32); roofline fraction stacked "
+        f"{fractions['stacked']:.0%}, sequential {fractions['sequential']:.0%}"
     )
 
 

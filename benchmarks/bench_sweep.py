@@ -15,7 +15,14 @@ exactly ``--max-iter`` epochs (``tol=0``, ``n_iter_no_change`` above
   16 networks per split).
 
 It checks first that the stacked and sequential test scores agree, then prints
-the median wall time of each and its speed-up over the sequential reference.
+the median wall time of each and its speed-up over the sequential reference,
+then the roofline of the stacked and sequential sweeps (``_roofline.py``: the
+product flops and operand bytes counted in one more run of each, this
+machine's product rate for the same shapes and its bandwidth measured now,
+and the fraction of that limit each reaches), and that of one training step
+of the stacked sweep alone (``stacked, 1 epoch`` is timed and counted too,
+and subtracted: building the models, scoring them and the first epoch
+cancel).
 
 Run by hand (not in CI)::
 
@@ -32,6 +39,7 @@ import warnings
 
 import numpy as np
 import torch
+from _roofline import count, limit_seconds, measured_limits, report
 from _timing import interleaved_medians, print_table
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, KFold
@@ -88,6 +96,30 @@ def grid_search(X, y, proportions, cv, max_iter, device, width):
     return search.fit(X, y)
 
 
+def training_step_roofline(full, one_epoch, seconds, steps, device) -> float:
+    """The roofline of one training step of the stacked sweep alone: the
+    counts and the time of ``full`` minus those of ``one_epoch`` (the same
+    sweep with one epoch: model building, scoring and the first epoch
+    cancel), over the ``steps`` optimiser steps between them; return the
+    fraction."""
+    counts_full, _ = count(full)
+    counts_one, _ = count(one_epoch)
+    per_step = counts_full
+    per_step.flops = (counts_full.flops - counts_one.flops) / steps
+    per_step.bytes = (counts_full.bytes - counts_one.bytes) / steps
+    limits = measured_limits(counts_full, device)
+    limit = limit_seconds(per_step, limits)
+    measured = seconds / steps
+    print(
+        f"one training step of the stacked sweep (counted and timed as the "
+        f"difference with a 1-epoch sweep, over {steps} steps): "
+        f"{per_step.flops / 1e6:.1f} MFLOP, {per_step.bytes / 1e6:.1f} MB of "
+        f"operands; {limits.source}; limit {limit * 1e3:.2f} ms, measured "
+        f"{measured * 1e3:.2f} ms: {limit / measured:.0%} of the roofline"
+    )
+    return limit / measured
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
@@ -99,12 +131,18 @@ def main() -> None:
     )
     args = parser.parse_args()
     repeats, max_iter = (1, 3) if args.quick else (args.repeats, args.max_iter)
+    if max_iter < 2:
+        parser.error(
+            "--max-iter must be at least 2 (a training step is timed as the "
+            "difference with a 1-epoch sweep)"
+        )
     warnings.simplefilter("ignore", ConvergenceWarning)
 
     X, y = make_data(N_SAMPLES)
     proportions = np.linspace(0.0, 1.0, N_PROPORTIONS)
     cv = KFold(2, shuffle=True, random_state=0)
     common = (X, y, proportions, cv, max_iter, args.device, args.width)
+    one_epoch = (X, y, proportions, cv, 1, args.device, args.width)
     print(
         f"{N_PROPORTIONS} proportions x 1 seed x {cv.get_n_splits()} splits, "
         f"width {args.width}, d={N_FEATURES}, n={N_SAMPLES}, "
@@ -121,10 +159,29 @@ def main() -> None:
         "sequential": lambda: sweep("sequential", *common),
         "GridSearchCV": lambda: grid_search(*common),
         "stacked": lambda: sweep("stacked", *common),
+        "stacked, 1 epoch": lambda: sweep("stacked", *one_epoch),
     }
     medians = interleaved_medians(runs, repeats=repeats, device=args.device)
     ratio = print_table(medians, "sequential") / medians["stacked"]
-    print(f"RESULT: stacked {ratio:.2f}x faster than sequential ({args.device})")
+    steps_per_epoch = cv.get_n_splits() * -(-N_SAMPLES // cv.get_n_splits() // 200)
+    fractions = report(
+        {name: runs[name] for name in ("stacked", "sequential")},
+        medians,
+        args.device,
+        steps={"stacked": max_iter * steps_per_epoch},
+    )
+    training = training_step_roofline(
+        runs["stacked"],
+        runs["stacked, 1 epoch"],
+        medians["stacked"] - medians["stacked, 1 epoch"],
+        (max_iter - 1) * steps_per_epoch,
+        args.device,
+    )
+    print(
+        f"RESULT: stacked {ratio:.2f}x faster than sequential ({args.device}); "
+        f"roofline fraction stacked {fractions['stacked']:.0%} (a training step "
+        f"alone {training:.0%}), sequential {fractions['sequential']:.0%}"
+    )
 
 
 if __name__ == "__main__":

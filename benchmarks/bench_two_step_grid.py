@@ -6,12 +6,17 @@ A 4 x 4 grid (step-size exponents ``(a, a)`` for ``a`` in 0, 0.15, 0.3,
 timed in one process and interleaved repeat by repeat:
 
 * ``sequential``: ``fit`` of every cell, the reference;
-* ``stacked``: ``fit_stacked`` (the gradient steps of all cells as
-  one stacked computation; the spectra and readouts per cell, as in ``fit``).
+* ``stacked``: ``fit_stacked`` with its steps stacked at every size
+  (the gradient steps of all cells as one stacked computation; the spectra
+  and readouts per cell, as in ``fit``);
+* ``auto``: ``fit_stacked`` as it is, choosing by its size rule
+  (``stacked_is_faster``: on a CPU, stacked up to ``N * d = 200 * 200``,
+  else one fit per cell), so never much slower than ``sequential``.
 
 It checks first (float64, a smaller size) that both give the same weights.
 On a CPU both are bound by the products with the data, so expect a ratio
-near 1 there; the stacked steps are meant for a GPU (``--device cuda``).
+near 1 there; the stacked steps are meant for a GPU (``--device cuda``). It
+then prints the roofline of both (``_roofline.py``).
 
 Run by hand (not in CI)::
 
@@ -25,12 +30,13 @@ import argparse
 
 import numpy as np
 import torch
+from _roofline import report
 from _timing import interleaved_medians, print_table
 from sklearn.base import clone
 
 from sklearn_pt.datasets import make_single_index
 from sklearn_pt.model_selection import fit_stacked
-from sklearn_pt.neural_network import TwoStepFeatureLearner
+from sklearn_pt.neural_network import TwoStepFeatureLearner, _two_step_plan
 
 EXPONENTS = (0.0, 0.15, 0.3, 0.45)
 SEEDS = (0, 1, 2, 3)
@@ -51,6 +57,17 @@ def sequential(grid, X, y):
     return [cell.fit(X, y) for cell in grid]
 
 
+def always_stacked(grid, X, y):
+    """``fit_stacked`` with its steps stacked at every size (its
+    size rule, ``stacked_is_faster``, switched off)."""
+    rule = _two_step_plan.CPU_STACKED_MAX_WEIGHTS
+    _two_step_plan.CPU_STACKED_MAX_WEIGHTS = float("inf")
+    try:
+        return fit_stacked(grid, X, y)
+    finally:
+        _two_step_plan.CPU_STACKED_MAX_WEIGHTS = rule
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--size", type=int, default=400)
@@ -65,7 +82,7 @@ def main(argv=None):
         f"device={args.device}, torch threads={torch.get_num_threads()}"
     )
     X, y = make_single_index(2 * 60, 60, random_state=0)
-    stacked = fit_stacked(cells(60, args.device, "float64"), X, y)
+    stacked = always_stacked(cells(60, args.device, "float64"), X, y)
     alone = sequential(cells(60, args.device, "float64"), X, y)
     gap = max(
         np.abs(a.first_layer_weights_[-1] - b.first_layer_weights_[-1]).max()
@@ -81,14 +98,23 @@ def main(argv=None):
         name: lambda fit=fit: fit(cells(args.size, args.device, "float32"), X, y)
         for name, fit in (
             ("sequential", sequential),
-            ("stacked", fit_stacked),
+            ("stacked", always_stacked),
+            ("auto", fit_stacked),
         )
     }
+    stacks = _two_step_plan.stacked_is_faster(args.device, args.size, args.size)
+    print(f"fit_stacked's rule at this size: stacked={stacks}")
     medians = interleaved_medians(runs, repeats=args.repeats, device=args.device)
-    ratio = print_table(medians, "sequential") / medians["stacked"]
+    base = print_table(medians, "sequential")
+    fractions = report(
+        {name: runs[name] for name in ("sequential", "stacked")}, medians, args.device
+    )
     print(
-        f"RESULT: stacked two-step grid {ratio:.2f}x faster than sequential "
-        f"({args.device})"
+        f"RESULT: two-step grid: stacked steps {base / medians['stacked']:.2f}x, "
+        f"fit_stacked (its size rule chose stacked={stacks}) "
+        f"{base / medians['auto']:.2f}x faster than sequential ({args.device}); "
+        f"roofline fraction stacked {fractions['stacked']:.0%}, sequential "
+        f"{fractions['sequential']:.0%}"
     )
 
 

@@ -14,12 +14,14 @@ Run by hand (not in CI)::
     python benchmarks/run_all.py --device cuda [--quick] [--only bench_hessian]
 
 The exit status is 1 when a benchmark or the GPU tests failed, timed out or
-printed no ``RESULT:`` line.
+printed no ``RESULT:`` line, and 2 (before running anything) when
+``--device cuda`` is asked for and torch sees no CUDA device.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import time
@@ -39,6 +41,13 @@ class Outcome:
     seconds: float
     ok: bool
     summary: str
+
+
+def cuda_available() -> bool:
+    """Whether torch sees a CUDA device (asked in a subprocess, so that this
+    script needs no torch import of its own)."""
+    code = "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)"
+    return subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 
 def benchmark_scripts(only: list[str] | None = None) -> list[Path]:
@@ -70,10 +79,15 @@ def run_command(command: list[str], timeout: float) -> tuple[int | None, str, fl
     """Run ``command`` from the repository root; return its exit status
     (``None`` on timeout), its stdout and stderr together, and the wall time."""
     start = time.perf_counter()
+    # The benchmarks import sklearn_pt from this checkout, installed or not.
+    path = os.pathsep.join(
+        filter(None, [str(REPOSITORY), os.environ.get("PYTHONPATH")])
+    )
     try:
         completed = subprocess.run(
             command,
             cwd=REPOSITORY,
+            env={**os.environ, "PYTHONPATH": path},
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -156,6 +170,13 @@ def main(argv=None) -> int:
         "--timeout", type=float, default=600.0, help="seconds per benchmark"
     )
     args = parser.parse_args(argv)
+    if args.device == "cuda" and not cuda_available():
+        print(
+            "--device cuda: no CUDA device is visible to torch here "
+            "(torch.cuda.is_available() is False); run on a GPU machine, or "
+            "use --device cpu."
+        )
+        return 2
     start = time.perf_counter()
     outcomes = [
         run_benchmark(script, args.device, args.quick, args.timeout)

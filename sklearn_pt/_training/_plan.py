@@ -128,11 +128,12 @@ def run_stacked(plans: Sequence[FitPlan]) -> list:
     """Train ``plans`` together and complete each: what ``K`` calls of
     ``plan.complete(plan.run())`` would give, to rounding.
 
-    The plans that train by gradient are stacked by the first one's
-    ``stack`` and trained by one :func:`fit_loop`; closed-form plans run on
-    their own. A model that diverges (in training, or when its plan
-    completes) gives its :class:`~sklearn_pt.exceptions.DivergenceError`
-    and the others train on.
+    The plans that train by gradient and have a ``stack`` are stacked by the
+    first one's and trained by one :func:`fit_loop`; the others (closed-form
+    solves, and plans whose estimator judged stacking not worth it, e.g. a
+    large two-step grid on a CPU) run one by one. A model that diverges (in
+    training, or when its plan completes) gives its
+    :class:`~sklearn_pt.exceptions.DivergenceError` and the others train on.
 
     Parameters
     ----------
@@ -146,13 +147,10 @@ def run_stacked(plans: Sequence[FitPlan]) -> list:
         Per plan, what ``complete`` returned (the fitted estimator) or the
         DivergenceError.
     """
-    trained = [k for k, plan in enumerate(plans) if plan.trains]
-    outcomes = [None if plan.trains else plan.run() for plan in plans]
+    trained = [k for k, plan in enumerate(plans) if plan.trains and plan.stack]
+    outcomes = [None if k in trained else _run(plan) for k, plan in enumerate(plans)]
     if trained:
-        first = plans[trained[0]]
-        if first.stack is None:
-            raise ValueError("These fits cannot be stacked; fit each on its own.")
-        stacked = first.stack([plans[k] for k in trained])
+        stacked = plans[trained[0]].stack([plans[k] for k in trained])
         stepper = StackedStepper(stacked.module, **stacked.stepper_args)
         results = fit_loop(
             stepper, max_iter=stacked.max_iter, callbacks=stacked.callbacks
@@ -169,3 +167,11 @@ def run_stacked(plans: Sequence[FitPlan]) -> list:
                 outcome = error
         fitted.append(outcome)
     return fitted
+
+
+def _run(plan: FitPlan):
+    """``plan.run()``, or the DivergenceError that ended it."""
+    try:
+        return plan.run()
+    except DivergenceError as error:
+        return error

@@ -35,7 +35,7 @@ from ..exceptions import DivergenceError
 from ..nn import StackedTwoLayerNetwork, TwoLayerNetwork, activation_function
 from ..spectral import WeightSpectrum
 
-__all__ = ["TwoSteps", "plan_two_steps"]
+__all__ = ["TwoSteps", "plan_two_steps", "stacked_is_faster"]
 
 
 class TwoSteps(NamedTuple):
@@ -338,8 +338,58 @@ def plan_two_steps(estimator, X, y, *, then, n_readout: int = 0) -> FitPlan:
         X=X_t,
         y=y_t,
         generator=generator,
-        stack=lambda plans: _stack_plans(plans, estimator.loss, estimator.verbose),
+        stack=(
+            (lambda plans: _stack_plans(plans, estimator.loss, estimator.verbose))
+            if stacked_is_faster(device, *weight.shape)
+            else None
+        ),
     )
+
+
+CPU_STACKED_MAX_WEIGHTS = 200 * 200
+"""On a CPU, the largest first layer (``N * d`` weights) whose fits are
+stacked (see :func:`stacked_is_faster`)."""
+
+
+def stacked_is_faster(device, width: int, n_features: int) -> bool:
+    """Whether a grid of two-step fits should take its gradient steps stacked
+    (else :func:`~sklearn_pt.model_selection.fit_stacked` fits the cells one
+    by one: the plans get no ``stack``).
+
+    On a CPU the stacked steps win while each first layer is small (the
+    per-fit overhead dominates) and lose a little once the products with the
+    data dominate: one thread, 4 x 4 grid of ``TwoStepFeatureLearner`` at
+    ``N = n/2 = d``, float32, medians of 3-5 interleaved runs (issue 32,
+    2026-12, a shared machine at load 4-5): stacked over sequential 1.31x at
+    N = 50, 1.21x at 100, 1.03x at 200, 0.95x at 400, 1.01x at 600, 0.96x at
+    800. So a CPU stacks up to ``N * d = 200 * 200`` weights. On a GPU the
+    steps are always stacked: one batched product keeps the device busy (not
+    yet measured: no GPU lent).
+
+    Parameters
+    ----------
+    device : str or torch.device
+        Where the fits run.
+    width : int
+        ``N``, the hidden neurons.
+    n_features : int
+        ``d``.
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from sklearn_pt.neural_network._two_step_plan import stacked_is_faster
+    >>> stacked_is_faster("cpu", 100, 100), stacked_is_faster("cpu", 400, 400)
+    (True, False)
+    >>> stacked_is_faster("cuda", 400, 400)
+    True
+    """
+    if torch.device(device).type != "cpu":
+        return True
+    return width * n_features <= CPU_STACKED_MAX_WEIGHTS
 
 
 STACKED_LOSSES = {

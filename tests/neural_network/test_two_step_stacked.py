@@ -99,3 +99,38 @@ def test_stacked_grid_with_a_new_or_callable_activation_equals_the_fits(activati
             fitted.first_layer_weights_, alone.first_layer_weights_, strict=True
         ):
             np.testing.assert_allclose(a, b, rtol=RTOL, atol=1e-12)
+
+
+def test_strategy_rule_stacks_small_fits_on_a_cpu_only():
+    """The measured rule: on a CPU the steps are stacked up to N * d = 200 *
+    200 first-layer weights, beyond that the cells fit one by one; on a GPU
+    always stacked."""
+    from sklearn_pt.neural_network._two_step_plan import stacked_is_faster
+
+    assert stacked_is_faster("cpu", 200, 200)
+    assert not stacked_is_faster("cpu", 201, 200)
+    assert not stacked_is_faster(torch.device("cpu"), 400, 400)
+    assert stacked_is_faster("cuda", 4000, 4000)
+
+
+def test_large_grid_on_a_cpu_fits_cell_by_cell(monkeypatch):
+    """Beyond the rule's size the cells are fitted one by one (the stacked
+    module is never built), with the same outcomes as their own fits,
+    a diverging cell included."""
+    from sklearn_pt.neural_network import _two_step_plan
+
+    def no_stacking(*args, **kwargs):
+        raise AssertionError("the stacked module was built")
+
+    monkeypatch.setattr(_two_step_plan, "CPU_STACKED_MAX_WEIGHTS", 0)
+    monkeypatch.setattr(_two_step_plan, "StackedTwoLayerNetwork", no_stacking)
+    X, y = make_single_index(120, 10, random_state=1)
+    template = TwoStepFeatures(hidden_layer_sizes=12, dtype="float64")
+    cells = grid(template, exponents=((0.2, 0.2),), seeds=(0, 1, 2))
+    cells[1].set_params(step_size_constants=(1e300, 1e300))
+    out = fit_stacked(cells, X, y)
+    assert isinstance(out[1], DivergenceError)
+    assert not hasattr(cells[1], "module_")
+    for k in (0, 2):
+        alone = clone(cells[k]).fit(X, y)
+        np.testing.assert_allclose(out[k].transform(X), alone.transform(X), rtol=RTOL)
