@@ -122,7 +122,7 @@ PARTIAL_PRESETS = {
         n_seeds=2,
         proportions=(0.0, 0.1, 0.5, 1.0),
     ),
-    "small": PartialPreset(n_samples=1200, width=256, max_iter=1000, n_seeds=6),
+    "small": PartialPreset(n_samples=1200, width=256, max_iter=400, n_seeds=6),
     "medium": PartialPreset(n_samples=2000, width=512, max_iter=1500, n_seeds=8),
     "paper": PartialPreset(
         n_samples=4000,

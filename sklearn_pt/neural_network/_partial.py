@@ -3,6 +3,9 @@ trainable network (P=1)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -116,7 +119,71 @@ def _leverage_first_layer(
     return weight, bias
 
 
+_ORDER_CACHE: ContextVar[dict | None] = ContextVar("_ORDER_CACHE", default=None)
+
+
+@contextmanager
+def leverage_order_cache() -> Iterator[None]:
+    """Within this context, :func:`_leverage_order` draws and scores once per
+    (generator state, inputs, settings) and replays the result after.
+
+    The draws depend only on the generator's state, the inputs and the
+    settings, not on the number of neurons kept, so the fits of one seed at
+    several ``P`` (a batched sweep) share one pool and one leverage
+    computation; the generator is left in the state the draws would leave
+    it in, so everything after is unchanged.
+    """
+    token = _ORDER_CACHE.set({})
+    try:
+        yield
+    finally:
+        _ORDER_CACHE.reset(token)
+
+
 def _leverage_order(X, width, n_trainable, *, init_scale, pool_size, reg, generator):
+    """:func:`_draw_leverage_order`, replayed from :func:`leverage_order_cache`
+    when it is active and has these draws."""
+    cache = _ORDER_CACHE.get()
+    if cache is None or n_trainable == 0:
+        return _draw_leverage_order(
+            X,
+            width,
+            n_trainable,
+            init_scale=init_scale,
+            pool_size=pool_size,
+            reg=reg,
+            generator=generator,
+        )
+    key = (
+        generator.get_state().numpy().tobytes(),
+        X.detach().cpu().numpy().tobytes(),
+        tuple(X.shape),
+        str(X.dtype),
+        str(X.device),
+        width,
+        float(init_scale),
+        pool_size,
+        reg,
+    )
+    if key not in cache:
+        drawn = _draw_leverage_order(
+            X,
+            width,
+            n_trainable,
+            init_scale=init_scale,
+            pool_size=pool_size,
+            reg=reg,
+            generator=generator,
+        )
+        cache[key] = (drawn, generator.get_state())
+    (weight, bias, pool_w, pool_b, order), state = cache[key]
+    generator.set_state(state)
+    return weight.clone(), bias.clone(), pool_w, pool_b, order
+
+
+def _draw_leverage_order(
+    X, width, n_trainable, *, init_scale, pool_size, reg, generator
+):
     """The initialisation, the pool and the pool's leverage-sampling order.
 
     Returns ``(weight, bias, pool_w, pool_b, order)``: the usual
