@@ -1113,6 +1113,90 @@ def _tables(preset, a: _Analysis) -> str:
     return "\n".join(lines)
 
 
+def _rows(preset, configs, errors, seed_list, a: _Analysis) -> list[tuple]:
+    """The table's rows: one per (init scale, P, width, seed)."""
+    rows = []
+    for tau, p, m in configs:
+        shape = bound_shape(p, a.kappa0[tau], alpha=a.alpha)
+        for seed in seed_list:
+            test_mse, train_mse, variance = errors[seed][tau, p, m]
+            base = errors[seed][tau, 0.0, m][0]
+            rows.append(
+                (
+                    tau,
+                    p,
+                    m,
+                    seed,
+                    preset.select_per_width * m,
+                    preset.fit_per_width * m,
+                    round(p * m),
+                    test_mse,
+                    train_mse,
+                    variance,
+                    test_mse / base,
+                    shape,
+                    preset.n_features,
+                    preset.delta,
+                    _draws(preset, m),
+                )
+            )
+    return rows
+
+
+def _metrics(preset, a: _Analysis) -> dict:
+    """Fitted ratios, error ratios and decay exponents, by name."""
+    head = _index(preset.proportions, preset.headline_proportion)
+    metrics = {"alpha": a.alpha}
+    for tau in preset.init_scales:
+        mean = geometric_summary(a.curves[tau])[0]
+        metrics |= {
+            f"mismatch_ratio_tau{tau:g}": a.ratio_fit[tau][0],
+            f"mismatch_ratio_measured_exponent_tau{tau:g}": (
+                a.ratio_fit_measured[tau][0]
+            ),
+            f"kappa0_star_tau{tau:g}": a.kappa0[tau],
+            f"error_ratio_0_1_tau{tau:g}": float(1.0 / mean[-1]),
+            f"bound_ratio_0_1_tau{tau:g}": a.kappa0[tau] ** a.alpha,
+            f"error_ratio_headline_tau{tau:g}": float(mean[head]),
+            f"decay_exponent_tau{tau:g}": a.exponent[tau],
+            f"decay_exponent_informative_tau{tau:g}": a.exponent_informative[tau],
+        }
+    metrics["measured_exponent"] = a.measured_exponent
+    return metrics
+
+
+def _summary(preset, a: _Analysis, n_seeds: int) -> str:
+    """The summary's text below the verdicts: design, tables, fitted ratios."""
+    taus = list(preset.init_scales)
+    labels = [f"init_scale {tau:g}" for tau in taus]
+    measured_fits = [a.ratio_fit_measured[t][0] for t in taus]
+    outside = [tau for tau in taus if preset.width not in a.informative[tau]]
+    caveat = (
+        f" At width {preset.width} the bound at P=0 is not informative for "
+        + ", ".join(f"init_scale {tau:g}" for tau in outside)
+        + " (kappa_0* log(m/delta)/m > 1); its shape in P is compared all the "
+        "same."
+        if outside
+        else ""
+    )
+    return (
+        f"Best held-out approximation error of a width-m network, readout in "
+        f"closed form, no gradient training; target of unit RKHS norm, d = "
+        f"{preset.n_features}, {plural(n_seeds, 'seed')}; neurons "
+        f"selected on {preset.select_per_width} m points, readout fitted on "
+        f"{preset.fit_per_width} m, scored on {preset.n_test} held-out points; "
+        f"E(P) at width {preset.width} is the geometric mean over "
+        f"{preset.n_draws} network draws per seed (one at the other widths)."
+        f"\n\n{_tables(preset, a)}\n\n"
+        f"Fitted kappa_0/kappa_1 with the bound's alpha = {a.alpha:.3g}: "
+        f"{format_values([a.ratio_fit[t][0] for t in taus], labels)}; "
+        f"with the measured decay exponent "
+        f"{a.measured_exponent:.3g} (init_scale {min(taus):g}) instead: "
+        f"{format_values(measured_fits, labels)}. The paper's kappa_0* = "
+        f"{format_values([a.kappa0[t] for t in taus], labels)}.{caveat}"
+    )
+
+
 def run_approximation(
     *,
     scale: str = "small",
@@ -1248,77 +1332,9 @@ def run_approximation(
     errors = dict(zip(seed_list, measured, strict=True))
     analysis = _analyse(preset, errors, seed_list)
 
-    rows = []
-    for tau, p, m in configs:
-        shape = bound_shape(p, analysis.kappa0[tau], alpha=analysis.alpha)
-        for seed in seed_list:
-            test_mse, train_mse, variance = errors[seed][tau, p, m]
-            base = errors[seed][tau, 0.0, m][0]
-            rows.append(
-                (
-                    tau,
-                    p,
-                    m,
-                    seed,
-                    preset.select_per_width * m,
-                    preset.fit_per_width * m,
-                    round(p * m),
-                    test_mse,
-                    train_mse,
-                    variance,
-                    test_mse / base,
-                    shape,
-                    preset.n_features,
-                    preset.delta,
-                    _draws(preset, m),
-                )
-            )
-
-    taus = list(preset.init_scales)
-    head = _index(preset.proportions, preset.headline_proportion)
-    metrics = {"alpha": analysis.alpha}
-    for tau in taus:
-        mean = geometric_summary(analysis.curves[tau])[0]
-        metrics |= {
-            f"mismatch_ratio_tau{tau:g}": analysis.ratio_fit[tau][0],
-            f"mismatch_ratio_measured_exponent_tau{tau:g}": (
-                analysis.ratio_fit_measured[tau][0]
-            ),
-            f"kappa0_star_tau{tau:g}": analysis.kappa0[tau],
-            f"error_ratio_0_1_tau{tau:g}": float(1.0 / mean[-1]),
-            f"bound_ratio_0_1_tau{tau:g}": analysis.kappa0[tau] ** analysis.alpha,
-            f"error_ratio_headline_tau{tau:g}": float(mean[head]),
-            f"decay_exponent_tau{tau:g}": analysis.exponent[tau],
-            f"decay_exponent_informative_tau{tau:g}": (
-                analysis.exponent_informative[tau]
-            ),
-        }
-    metrics["measured_exponent"] = analysis.measured_exponent
-    labels = [f"init_scale {tau:g}" for tau in taus]
-    measured_fits = [analysis.ratio_fit_measured[t][0] for t in taus]
-    outside = [tau for tau in taus if preset.width not in analysis.informative[tau]]
-    caveat = (
-        f" At width {preset.width} the bound at P=0 is not informative for "
-        + ", ".join(f"init_scale {tau:g}" for tau in outside)
-        + " (kappa_0* log(m/delta)/m > 1); its shape in P is compared all the "
-        "same."
-        if outside
-        else ""
-    )
-    summary = (
-        f"Best held-out approximation error of a width-m network, readout in "
-        f"closed form, no gradient training; target of unit RKHS norm, d = "
-        f"{preset.n_features}, {plural(len(seed_list), 'seed')}; neurons "
-        f"selected on {preset.select_per_width} m points, readout fitted on "
-        f"{preset.fit_per_width} m, scored on {preset.n_test} held-out points."
-        f"\n\n{_tables(preset, analysis)}\n\n"
-        f"Fitted kappa_0/kappa_1 with the bound's alpha = {analysis.alpha:.3g}: "
-        f"{format_values([analysis.ratio_fit[t][0] for t in taus], labels)}; "
-        f"with the measured decay exponent "
-        f"{analysis.measured_exponent:.3g} (init_scale {min(taus):g}) instead: "
-        f"{format_values(measured_fits, labels)}. The paper's kappa_0* = "
-        f"{format_values([analysis.kappa0[t] for t in taus], labels)}.{caveat}"
-    )
+    rows = _rows(preset, configs, errors, seed_list, analysis)
+    metrics = _metrics(preset, analysis)
+    summary = _summary(preset, analysis, len(seed_list))
     return ExperimentResult(
         name="partial-approximation",
         title="Partially trainable networks: best approximation error vs the "
@@ -1341,6 +1357,7 @@ def run_approximation(
             "d": preset.n_features,
             "leverage_reg": preset.leverage_reg,
             "readout_ridge": preset.ridge,
+            "n_draws": preset.n_draws,
         },
         seconds=clock.seconds(),
         reference=REFERENCE,
