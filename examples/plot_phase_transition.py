@@ -58,7 +58,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from sklearn_pt.experiments._verdicts import (
+from sklearn_pt.experiments import (
     Verdict,
     sign_test,
     sign_test_out_of_reach,
