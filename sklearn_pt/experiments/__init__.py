@@ -22,8 +22,10 @@ a matplotlib figure and a summary of the measured claim) that
   and both spectral baselines (Montanari, Wang, 2026).
 
 ``scale`` is one of :data:`SCALES` (``"small"``, ``"medium"``,
-``"paper"``); ``"small"`` runs all five in about two minutes (117.6 s
-measured) on a two-core CPU (``sklearn-pt reproduce all``, one seed per core).
+``"paper"``); ``"small"`` runs all five in a little over a minute (an
+estimate from CPU time; 117.6 s measured idle before the partial sweep's
+small scale went to 400 epochs) on a two-core CPU (``sklearn-pt reproduce
+all``, one seed per core).
 Drawing needs matplotlib (``pip install sklearn_pt[plot]``).
 
 Every verdict line is a :class:`Verdict` built by :meth:`Verdict.from_outcomes`

@@ -1226,7 +1226,8 @@ def run_approximation(
     scale : {"small", "medium", "paper"}, default="small"
         Size of the run (``"tiny"``: about a second, for tests only).
         ``"small"``: width 128 for the curve in P, widths 64-512, 6 seeds
-        (about 10 s on one CPU thread). ``"medium"``: width 256, widths
+        (8 network draws per seed on the curve in P; about 10 s on one CPU
+        thread). ``"medium"``: width 256, widths
         64-2048, 6 seeds. ``"paper"``: width 1024, widths 64-4096, 10 seeds
         (meant for a GPU).
     device : {"cpu", "cuda", "auto"}, default="cpu"
