@@ -27,8 +27,8 @@ small ``P`` for both init scales, but with leverage selection ``tau = 10``
 captures *less* of the drop from ``P = 0`` to ``P = 1`` than ``tau = 1`` at
 small ``P``: 0.30 vs 0.51 at ``P = 0.02``, 0.50 vs 0.83 at ``P = 0.05`` (more
 in 0 of 6 paired seeds) and 0.90 vs 0.94 at ``P = 0.1`` (3 of 6). By the
-paired sign test the claim "sharper for the larger init scale at every ``P <=
-0.1``" is contradicted at that size. At ``tau = 10`` about 45% of the frozen
+paired sign test the claim "sharper for the larger init scale at every
+``P <= 0.1``" is contradicted at that size. At ``tau = 10`` about 45% of the frozen
 neurons are always off and 45% always on for inputs on the sphere, so the
 random-features network has about 25 nonlinear neurons and a 6.7 times larger
 error; the 5 or 13 trained neurons of ``P = 0.02`` or ``0.05`` capture a
