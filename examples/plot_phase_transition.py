@@ -38,7 +38,7 @@ gives the verdict of the run that drew it, and the line under it the numbers.
 (``reproduce partial --scale small`` has since run 400 epochs instead of
 1,000, to keep ``reproduce all`` near a minute: there ``tau = 10`` captures
 0.21 vs 0.43 at ``P = 0.02``, 0.41 vs 0.79 at ``P = 0.05`` (0 of 6 seeds) and
-0.81 vs 0.93 at ``P = 0.1`` (2 of 6): the same verdict.)
+0.81 vs 0.93 at ``P = 0.1`` (2 of 6): contradicted there too.)
 
 Run with ``python examples/plot_phase_transition.py [--out DIR]`` (a few
 minutes on a laptop CPU; ``SKLEARN_PT_EXAMPLE_SCALE=small`` runs a reduced
