@@ -56,6 +56,7 @@ from .._training import (
 )
 from ..exceptions import DivergenceError
 from ..neural_network import PartiallyTrainableRegressor
+from ..neural_network._partial import leverage_order_cache
 from ..nn._batched import BatchedPartiallyTrainableMLP, append_ones
 
 __all__ = [
@@ -310,16 +311,17 @@ def _fit_as_one_batch(estimators, X, y) -> tuple[list, BatchedPartiallyTrainable
     (``plan_fit``), their training replaced by one stacked loop, each plan
     completed with its network's outcome."""
     plans = []
-    for estimator in estimators:
-        plan = estimator.plan_fit(X, y)
-        if plan.stacking is None:
-            raise ValueError(
-                f"These estimators cannot be fitted as a batch: "
-                f"{type(estimator).__name__}'s fits cannot be stacked."
-            )
-        if plans:  # equal preprocessing: one copy of the training tensors
-            plan.X, plan.y = plans[0].X, plans[0].y
-        plans.append(plan)
+    with leverage_order_cache():  # one pool and scoring per seed, not per P
+        for estimator in estimators:
+            plan = estimator.plan_fit(X, y)
+            if plan.stacking is None:
+                raise ValueError(
+                    f"These estimators cannot be fitted as a batch: "
+                    f"{type(estimator).__name__}'s fits cannot be stacked."
+                )
+            if plans:  # equal preprocessing: one copy of the training tensors
+                plan.X, plan.y = plans[0].X, plans[0].y
+            plans.append(plan)
     template = plans[0]
     # Plans whose fit is a closed-form solve (readout="ridge" without a
     # trainable hidden neuron) are not trained, as fit does not train them.
