@@ -50,7 +50,7 @@ from joblib import Parallel, delayed
 from sklearn.exceptions import ConvergenceWarning
 
 from sklearn_pt.datasets import make_compositional_regression
-from sklearn_pt.experiments._verdicts import (
+from sklearn_pt.experiments import (
     Verdict,
     sign_test,
     sign_test_out_of_reach,

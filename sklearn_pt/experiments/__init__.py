@@ -22,9 +22,18 @@ a matplotlib figure and a summary of the measured claim) that
   and both spectral baselines (Montanari, Wang, 2026).
 
 ``scale`` is one of :data:`SCALES` (``"small"``, ``"medium"``,
-``"paper"``); ``"small"`` runs all five in about two minutes (117.6 s
-measured) on a two-core CPU (``sklearn-pt reproduce all``, one seed per core).
+``"paper"``); ``"small"`` runs all five in a little over a minute (an
+estimate from CPU time; 117.6 s measured idle before the partial sweep's
+small scale went to 400 epochs) on a two-core CPU (``sklearn-pt reproduce
+all``, one seed per core).
 Drawing needs matplotlib (``pip install sklearn_pt[plot]``).
+
+Every verdict line is a :class:`Verdict` built by :meth:`Verdict.from_outcomes`
+from per-range-point outcomes of :func:`sign_test` (paired over seeds, at
+:data:`LEVEL`) or :func:`interval_test` (of a :func:`bootstrap_interval`),
+in one of the four words of :data:`VERDICTS`; :func:`judge` is the rule that
+turns the outcomes into the word. They are public so that an example or a
+study of one's own judges its claims by the same rules.
 
 The networks are small, so one torch thread per fit is fastest: on two busy
 cores a fit of :func:`run_partial` took 0.33 s with
@@ -40,6 +49,17 @@ from ._deep import run_deep
 from ._feature_learning import run_feature_learning
 from ._partial import run_partial
 from ._two_step import run_two_step
+from ._verdicts import (
+    LEVEL,
+    VERDICTS,
+    Verdict,
+    bootstrap_interval,
+    interval_test,
+    judge,
+    sign_test,
+    sign_test_out_of_reach,
+    sign_test_p_value,
+)
 
 EXPERIMENTS = {
     "partial": run_partial,
@@ -58,12 +78,21 @@ experiment of that name."""
 __all__ = [
     "COMMANDS",
     "EXPERIMENTS",
+    "LEVEL",
     "SCALES",
+    "VERDICTS",
     "ExperimentResult",
     "PlotDependencyError",
+    "Verdict",
+    "bootstrap_interval",
+    "interval_test",
+    "judge",
     "run_approximation",
     "run_deep",
     "run_feature_learning",
     "run_partial",
     "run_two_step",
+    "sign_test",
+    "sign_test_out_of_reach",
+    "sign_test_p_value",
 ]

@@ -24,7 +24,7 @@ import torch
 
 from .._torch_bridge import make_generator, solve_ridge
 from ..kernels import BiasedReLUKernel
-from ..neural_network import PartiallyTrainableRegressor
+from ..neural_network._partial import _leverage_order
 from ..theory import (
     approximation_bound,
     biased_relu_alpha,
@@ -62,7 +62,9 @@ __all__ = [
     "ApproximationPreset",
     "RKHSTarget",
     "approximation_error",
+    "approximation_errors",
     "decay_exponent",
+    "first_layers",
     "geometric_summary",
     "informative_widths",
     "judge",
@@ -97,8 +99,12 @@ COLUMNS = (
     "theory_shape",
     "n_features",
     "delta",
+    "n_draws",
 )
 """Columns of the table: one row per (init scale, P, width, seed)."""
+DRAW_STRIDE = 1_000_003
+"""Network seed of draw ``k`` of seed ``s``: ``s + k * DRAW_STRIDE`` (draw 0
+is the seed itself)."""
 _UNINFORMATIVE = "approximation_bound is outside the regime where it is informative"
 
 
@@ -111,7 +117,14 @@ class ApproximationPreset:
     ``select_per_width * m`` training points (the estimator's training
     inputs), its readout is fitted on ``fit_per_width * m`` points (a
     superset), and every fit is scored on the same ``n_test`` held-out
-    points. ``headline_proportion`` is the
+    points. On the curve in ``P`` (at ``width``), ``n_draws`` networks are
+    drawn per (seed, init scale, P) and their errors summarised by the
+    geometric mean (one draw at the other widths of the decay): the error of
+    one draw of 128 random features spreads by 2x to 10x between draws of
+    the same distribution, which one draw per seed cannot tell from the
+    effect of the selection (measured at init_scale 1, width 128, 6 seeds:
+    fully leverage-selected below random features in 4 of 6 seeds with 4
+    draws, 6 of 6 with 8, geometric means 0.58-0.88). ``headline_proportion`` is the
     small ``P`` that the verdicts quote. ``ridge`` is the readout's penalty
     relative to the mean squared feature norm (see
     :func:`approximation_error`); ``leverage_reg`` the estimator's ridge
@@ -133,6 +146,7 @@ class ApproximationPreset:
     ridge: float = 1e-10
     leverage_reg: float | str = "auto"
     pool_per_width: int = 10
+    n_draws: int = 8
 
 
 APPROXIMATION_PRESETS = {
@@ -143,6 +157,7 @@ APPROXIMATION_PRESETS = {
         proportions=(0.0, 0.1, 1.0),
         n_test=400,
         n_centres=20,
+        n_draws=2,
     ),
     "small": ApproximationPreset(width=128, widths=(64, 128, 256, 512), n_seeds=6),
     "medium": ApproximationPreset(
@@ -242,10 +257,11 @@ def approximation_error(
 
     The hidden layer is the one
     :class:`~sklearn_pt.neural_network.PartiallyTrainableRegressor` builds
-    with ``trainable_selection="leverage"`` (its ``_build_module``, as in the
-    library's batched sweep): ``round(P m)`` neurons sampled by their ridge
-    leverage scores on the first ``n_select`` rows of ``X_train`` from a pool
-    of ``10 round(P m)`` neurons drawn from the initialisation, and
+    with ``trainable_selection="leverage"`` (built by :func:`first_layers`,
+    equal to its ``_build_module``): ``round(P m)`` neurons sampled without
+    replacement by their ridge leverage scores on the first ``n_select`` rows
+    of ``X_train`` from a pool of ``pool_size`` (default ``10 m``) neurons
+    drawn from the initialisation, and
     ``m - round(P m)`` neurons of the initialisation, bias range
     ``init_scale``. No hidden neuron is trained: only the readout is solved
     on all of ``X_train``, by :func:`~sklearn_pt._torch_bridge.solve_ridge`.
@@ -268,8 +284,11 @@ def approximation_error(
     ridge : float, default=1e-10
         Readout penalty relative to the mean squared norm of a feature column
         (``alpha = ridge * ||Phi||_F^2 / m``).
-    leverage_reg : float, default=1e-3
-        Ridge parameter of the leverage scores (the estimator's default).
+    leverage_reg : float or "auto", default="auto"
+        Ridge parameter of the leverage scores (the estimator's default:
+        ``"auto"``, at ten effective degrees of freedom).
+    pool_size : int, default=None
+        Candidates of the leverage pool; None: ``10 * width``.
 
     Returns
     -------
@@ -300,25 +319,108 @@ def approximation_error(
     .. [2] Bach (2017), "On the equivalence between kernel quadrature rules
        and random feature expansions", JMLR 18.
     """
-    estimator = PartiallyTrainableRegressor(
-        hidden_layer_sizes=(width,),
-        trainable_proportion=trainable_proportion,
+    errors = approximation_errors(
+        X_train,
+        y_train,
+        X_test,
+        y_test,
+        width=width,
+        trainable_proportions=(trainable_proportion,),
         init_scale=init_scale,
-        trainable_selection="leverage",
+        seed=seed,
+        n_select=n_select,
+        ridge=ridge,
         leverage_reg=leverage_reg,
-        leverage_pool_size=pool_size if pool_size is not None else 10 * width,
-        project_to_sphere=True,  # the paper's design on the sphere
-        dtype="float64",
+        pool_size=pool_size,
     )
+    return errors[0]
+
+
+def first_layers(
+    X_select: torch.Tensor,
+    *,
+    width: int,
+    trainable_proportions: Sequence[float],
+    init_scale: float,
+    seed: int,
+    leverage_reg: float | str = "auto",
+    pool_size: int | None = None,
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """The first layers that the estimator builds at several ``P``, at once.
+
+    :class:`~sklearn_pt.neural_network.PartiallyTrainableRegressor` with
+    ``trainable_selection="leverage"`` draws, from its generator, the
+    initialisation, then a pool and a leverage-sampling order of it, and
+    takes the first ``round(P m)`` of that order; none of these draws depends
+    on ``P`` (for ``P > 0``). So one draw serves every ``P``: the layer at
+    each ``P`` equals the estimator's (``_build_module``) for the same seed,
+    and the leverage scores are computed once.
+
+    Returns
+    -------
+    list of (weight, bias)
+        One per entry of ``trainable_proportions``.
+    """
+    counts = [round(p * width) for p in trainable_proportions]
+    weight, bias, pool_w, pool_b, order = _leverage_order(
+        X_select,
+        width,
+        max(counts),
+        init_scale=init_scale,
+        pool_size=pool_size if pool_size is not None else 10 * width,
+        reg=leverage_reg,
+        generator=make_generator(seed),
+    )
+    layers = []
+    for k in counts:
+        w, b = weight.clone(), bias.clone()
+        if k:
+            w[:k], b[:k] = pool_w[order[:k]], pool_b[order[:k]]
+        layers.append((w.to(X_select.device), b.to(X_select.device)))
+    return layers
+
+
+def approximation_errors(
+    X_train: torch.Tensor,
+    y_train: torch.Tensor,
+    X_test: torch.Tensor,
+    y_test: torch.Tensor,
+    *,
+    width: int,
+    trainable_proportions: Sequence[float],
+    init_scale: float,
+    seed: int,
+    n_select: int | None = None,
+    ridge: float = 1e-10,
+    leverage_reg: float | str = "auto",
+    pool_size: int | None = None,
+) -> list[tuple[float, float]]:
+    """:func:`approximation_error` at several ``P`` of one network draw.
+
+    The layers come from :func:`first_layers` (the estimator's, one leverage
+    computation for every ``P``). Returns one ``(test_mse, train_mse)`` per
+    entry of ``trainable_proportions``.
+    """
+    layers = first_layers(
+        X_train[:n_select],
+        width=width,
+        trainable_proportions=trainable_proportions,
+        init_scale=init_scale,
+        seed=seed,
+        leverage_reg=leverage_reg,
+        pool_size=pool_size,
+    )
+    out = []
     with torch.no_grad():
-        module = estimator._build_module(X_train[:n_select], 1, make_generator(seed))
-        features = module.features(X_train)
-        alpha = ridge * float(features.square().sum()) / width
-        coef, intercept = solve_ridge(features, y_train, alpha)
-        train_mse = (features @ coef.T + intercept - y_train).square().mean()
-        test_fit = module.features(X_test) @ coef.T + intercept
-        test_mse = (test_fit - y_test).square().mean()
-    return float(test_mse), float(train_mse)
+        for weight, bias in layers:
+            features = torch.relu(X_train @ weight.T + bias)
+            alpha = ridge * float(features.square().sum()) / width
+            coef, intercept = solve_ridge(features, y_train, alpha)
+            train_mse = (features @ coef.T + intercept - y_train).square().mean()
+            test_fit = torch.relu(X_test @ weight.T + bias) @ coef.T + intercept
+            test_mse = (test_fit - y_test).square().mean()
+            out.append((float(test_mse), float(train_mse)))
+    return out
 
 
 def decay_exponent(widths: Sequence[float], errors: Sequence[float]) -> float:
@@ -422,6 +524,12 @@ def _configurations(preset) -> list[tuple[float, float, int]]:
     return sorted(configs)
 
 
+def _draws(preset, width: int) -> int:
+    """Networks drawn per (seed, init scale, P) at ``width``: ``n_draws`` on
+    the curve in P, one at the other widths of the decay."""
+    return preset.n_draws if width == preset.width else 1
+
+
 def _measure_seed(preset, seed: int, device: str, configs, bar) -> dict:
     """The errors of one seed: its target, data and networks (common random
     numbers across init scales, proportions and widths)."""
@@ -437,24 +545,32 @@ def _measure_seed(preset, seed: int, device: str, configs, bar) -> dict:
     X_all, X_test = tensor(X_all), tensor(X_test)
     variance = float(y_test.var(unbiased=False))
     out = {}
-    for tau, p, m in configs:
+    for tau, m in sorted({(tau, m) for tau, _, m in configs}):
+        props = [p for t, p, w in configs if (t, w) == (tau, m)]
         n = preset.fit_per_width * m
-        test_mse, train_mse = approximation_error(
-            X_all[:n],
-            y_all[:n],
-            X_test,
-            y_test,
-            width=m,
-            trainable_proportion=p,
-            init_scale=tau,
-            seed=seed,
-            n_select=preset.select_per_width * m,
-            ridge=preset.ridge,
-            leverage_reg=preset.leverage_reg,
-            pool_size=preset.pool_per_width * m,
-        )
-        out[tau, p, m] = (test_mse, train_mse, variance)
-        bar.update(1)
+        draws = np.array(
+            [
+                approximation_errors(
+                    X_all[:n],
+                    y_all[:n],
+                    X_test,
+                    y_test,
+                    width=m,
+                    trainable_proportions=props,
+                    init_scale=tau,
+                    seed=seed + k * DRAW_STRIDE,
+                    n_select=preset.select_per_width * m,
+                    ridge=preset.ridge,
+                    leverage_reg=preset.leverage_reg,
+                    pool_size=preset.pool_per_width * m,
+                )
+                for k in range(_draws(preset, m))
+            ]
+        )  # (draws, proportions, 2)
+        means = np.exp(np.log(draws).mean(axis=0))
+        for p, (test_mse, train_mse) in zip(props, means, strict=True):
+            out[tau, p, m] = (float(test_mse), float(train_mse), variance)
+            bar.update(1)
     return out
 
 
@@ -997,6 +1113,90 @@ def _tables(preset, a: _Analysis) -> str:
     return "\n".join(lines)
 
 
+def _rows(preset, configs, errors, seed_list, a: _Analysis) -> list[tuple]:
+    """The table's rows: one per (init scale, P, width, seed)."""
+    rows = []
+    for tau, p, m in configs:
+        shape = bound_shape(p, a.kappa0[tau], alpha=a.alpha)
+        for seed in seed_list:
+            test_mse, train_mse, variance = errors[seed][tau, p, m]
+            base = errors[seed][tau, 0.0, m][0]
+            rows.append(
+                (
+                    tau,
+                    p,
+                    m,
+                    seed,
+                    preset.select_per_width * m,
+                    preset.fit_per_width * m,
+                    round(p * m),
+                    test_mse,
+                    train_mse,
+                    variance,
+                    test_mse / base,
+                    shape,
+                    preset.n_features,
+                    preset.delta,
+                    _draws(preset, m),
+                )
+            )
+    return rows
+
+
+def _metrics(preset, a: _Analysis) -> dict:
+    """Fitted ratios, error ratios and decay exponents, by name."""
+    head = _index(preset.proportions, preset.headline_proportion)
+    metrics = {"alpha": a.alpha}
+    for tau in preset.init_scales:
+        mean = geometric_summary(a.curves[tau])[0]
+        metrics |= {
+            f"mismatch_ratio_tau{tau:g}": a.ratio_fit[tau][0],
+            f"mismatch_ratio_measured_exponent_tau{tau:g}": (
+                a.ratio_fit_measured[tau][0]
+            ),
+            f"kappa0_star_tau{tau:g}": a.kappa0[tau],
+            f"error_ratio_0_1_tau{tau:g}": float(1.0 / mean[-1]),
+            f"bound_ratio_0_1_tau{tau:g}": a.kappa0[tau] ** a.alpha,
+            f"error_ratio_headline_tau{tau:g}": float(mean[head]),
+            f"decay_exponent_tau{tau:g}": a.exponent[tau],
+            f"decay_exponent_informative_tau{tau:g}": a.exponent_informative[tau],
+        }
+    metrics["measured_exponent"] = a.measured_exponent
+    return metrics
+
+
+def _summary(preset, a: _Analysis, n_seeds: int) -> str:
+    """The summary's text below the verdicts: design, tables, fitted ratios."""
+    taus = list(preset.init_scales)
+    labels = [f"init_scale {tau:g}" for tau in taus]
+    measured_fits = [a.ratio_fit_measured[t][0] for t in taus]
+    outside = [tau for tau in taus if preset.width not in a.informative[tau]]
+    caveat = (
+        f" At width {preset.width} the bound at P=0 is not informative for "
+        + ", ".join(f"init_scale {tau:g}" for tau in outside)
+        + " (kappa_0* log(m/delta)/m > 1); its shape in P is compared all the "
+        "same."
+        if outside
+        else ""
+    )
+    return (
+        f"Best held-out approximation error of a width-m network, readout in "
+        f"closed form, no gradient training; target of unit RKHS norm, d = "
+        f"{preset.n_features}, {plural(n_seeds, 'seed')}; neurons "
+        f"selected on {preset.select_per_width} m points, readout fitted on "
+        f"{preset.fit_per_width} m, scored on {preset.n_test} held-out points; "
+        f"E(P) at width {preset.width} is the geometric mean over "
+        f"{preset.n_draws} network draws per seed (one at the other widths)."
+        f"\n\n{_tables(preset, a)}\n\n"
+        f"Fitted kappa_0/kappa_1 with the bound's alpha = {a.alpha:.3g}: "
+        f"{format_values([a.ratio_fit[t][0] for t in taus], labels)}; "
+        f"with the measured decay exponent "
+        f"{a.measured_exponent:.3g} (init_scale {min(taus):g}) instead: "
+        f"{format_values(measured_fits, labels)}. The paper's kappa_0* = "
+        f"{format_values([a.kappa0[t] for t in taus], labels)}.{caveat}"
+    )
+
+
 def run_approximation(
     *,
     scale: str = "small",
@@ -1026,7 +1226,8 @@ def run_approximation(
     scale : {"small", "medium", "paper"}, default="small"
         Size of the run (``"tiny"``: about a second, for tests only).
         ``"small"``: width 128 for the curve in P, widths 64-512, 6 seeds
-        (about 10 s on one CPU thread). ``"medium"``: width 256, widths
+        (8 network draws per seed on the curve in P; about 10 s on one CPU
+        thread). ``"medium"``: width 256, widths
         64-2048, 6 seeds. ``"paper"``: width 1024, widths 64-4096, 10 seeds
         (meant for a GPU).
     device : {"cpu", "cuda", "auto"}, default="cpu"
@@ -1132,76 +1333,9 @@ def run_approximation(
     errors = dict(zip(seed_list, measured, strict=True))
     analysis = _analyse(preset, errors, seed_list)
 
-    rows = []
-    for tau, p, m in configs:
-        shape = bound_shape(p, analysis.kappa0[tau], alpha=analysis.alpha)
-        for seed in seed_list:
-            test_mse, train_mse, variance = errors[seed][tau, p, m]
-            base = errors[seed][tau, 0.0, m][0]
-            rows.append(
-                (
-                    tau,
-                    p,
-                    m,
-                    seed,
-                    preset.select_per_width * m,
-                    preset.fit_per_width * m,
-                    round(p * m),
-                    test_mse,
-                    train_mse,
-                    variance,
-                    test_mse / base,
-                    shape,
-                    preset.n_features,
-                    preset.delta,
-                )
-            )
-
-    taus = list(preset.init_scales)
-    head = _index(preset.proportions, preset.headline_proportion)
-    metrics = {"alpha": analysis.alpha}
-    for tau in taus:
-        mean = geometric_summary(analysis.curves[tau])[0]
-        metrics |= {
-            f"mismatch_ratio_tau{tau:g}": analysis.ratio_fit[tau][0],
-            f"mismatch_ratio_measured_exponent_tau{tau:g}": (
-                analysis.ratio_fit_measured[tau][0]
-            ),
-            f"kappa0_star_tau{tau:g}": analysis.kappa0[tau],
-            f"error_ratio_0_1_tau{tau:g}": float(1.0 / mean[-1]),
-            f"bound_ratio_0_1_tau{tau:g}": analysis.kappa0[tau] ** analysis.alpha,
-            f"error_ratio_headline_tau{tau:g}": float(mean[head]),
-            f"decay_exponent_tau{tau:g}": analysis.exponent[tau],
-            f"decay_exponent_informative_tau{tau:g}": (
-                analysis.exponent_informative[tau]
-            ),
-        }
-    metrics["measured_exponent"] = analysis.measured_exponent
-    labels = [f"init_scale {tau:g}" for tau in taus]
-    measured_fits = [analysis.ratio_fit_measured[t][0] for t in taus]
-    outside = [tau for tau in taus if preset.width not in analysis.informative[tau]]
-    caveat = (
-        f" At width {preset.width} the bound at P=0 is not informative for "
-        + ", ".join(f"init_scale {tau:g}" for tau in outside)
-        + " (kappa_0* log(m/delta)/m > 1); its shape in P is compared all the "
-        "same."
-        if outside
-        else ""
-    )
-    summary = (
-        f"Best held-out approximation error of a width-m network, readout in "
-        f"closed form, no gradient training; target of unit RKHS norm, d = "
-        f"{preset.n_features}, {plural(len(seed_list), 'seed')}; neurons "
-        f"selected on {preset.select_per_width} m points, readout fitted on "
-        f"{preset.fit_per_width} m, scored on {preset.n_test} held-out points."
-        f"\n\n{_tables(preset, analysis)}\n\n"
-        f"Fitted kappa_0/kappa_1 with the bound's alpha = {analysis.alpha:.3g}: "
-        f"{format_values([analysis.ratio_fit[t][0] for t in taus], labels)}; "
-        f"with the measured decay exponent "
-        f"{analysis.measured_exponent:.3g} (init_scale {min(taus):g}) instead: "
-        f"{format_values(measured_fits, labels)}. The paper's kappa_0* = "
-        f"{format_values([analysis.kappa0[t] for t in taus], labels)}.{caveat}"
-    )
+    rows = _rows(preset, configs, errors, seed_list, analysis)
+    metrics = _metrics(preset, analysis)
+    summary = _summary(preset, analysis, len(seed_list))
     return ExperimentResult(
         name="partial-approximation",
         title="Partially trainable networks: best approximation error vs the "
@@ -1224,6 +1358,7 @@ def run_approximation(
             "d": preset.n_features,
             "leverage_reg": preset.leverage_reg,
             "readout_ridge": preset.ridge,
+            "n_draws": preset.n_draws,
         },
         seconds=clock.seconds(),
         reference=REFERENCE,

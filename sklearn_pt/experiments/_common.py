@@ -36,8 +36,9 @@ __all__ = [
 
 SCALES = ("small", "medium", "paper")
 """Public scale names, in increasing cost. ``"small"`` runs every experiment
-on a two-core CPU in about two minutes (117.6 s with two workers of one
-torch thread, most of it the partial sweep); ``"paper"`` is the
+on a two-core CPU in a little over a minute (estimated from CPU time; 117.6 s
+measured with two workers of one torch thread before the partial sweep's
+small scale went from 1000 to 400 epochs); ``"paper"`` is the
 largest (depths up to 15, widths up to 2000; not timed, meant for a GPU)."""
 
 TEST_SCALE = "tiny"

@@ -121,7 +121,7 @@ PARTIAL_PRESETS = {
         n_seeds=2,
         proportions=(0.0, 0.1, 0.5, 1.0),
     ),
-    "small": PartialPreset(n_samples=1200, width=256, max_iter=1000, n_seeds=6),
+    "small": PartialPreset(n_samples=1200, width=256, max_iter=400, n_seeds=6),
     "medium": PartialPreset(n_samples=2000, width=512, max_iter=1500, n_seeds=8),
     "paper": PartialPreset(
         n_samples=4000,
@@ -905,6 +905,116 @@ def _draw(preset, variants, theory_p90):
     return figure
 
 
+def _rows(preset, variants, seed_list) -> list[tuple]:
+    """The table's rows: one per (selection, init scale, P, seed)."""
+    proportions = np.asarray(preset.proportions)
+    rows = []
+    for (selection, tau), variant in variants.items():
+        theory = theory_captured_fraction(
+            proportions, d=preset.n_features, init_scale=tau
+        )
+        fractions = variant.fractions
+        for i, proportion in enumerate(proportions):
+            for j, seed in enumerate(seed_list):
+                rows.append(
+                    (
+                        selection,
+                        tau,
+                        float(proportion),
+                        seed,
+                        float(variant.train[i, j]),
+                        float(variant.test[i, j]),
+                        float(fractions[i, j]),
+                        float(theory[i]),
+                        preset.n_features,
+                    )
+                )
+    return rows
+
+
+def _paired_wins(preset, variants) -> dict:
+    """Per selection, the seeds where the larger init scale captures more of
+    the drop, at each P."""
+    low, high = min(preset.init_scales), max(preset.init_scales)
+    return {
+        selection: paired_wins(
+            variants[selection, high].fractions, variants[selection, low].fractions
+        )
+        for selection in preset.selections
+    }
+
+
+def _summary(preset, variants, theory_p90, wins, n_seeds: int) -> str:
+    """The summary's text below the verdicts: design, captured fractions,
+    paired comparison, neuron counts and the bound's P90."""
+    proportions = np.asarray(preset.proportions)
+    low, high = min(preset.init_scales), max(preset.init_scales)
+    tau_labels = [f"init_scale {tau:g}" for tau in theory_p90]
+    paired = [
+        f"- {selection}: init_scale {high:g} captures more of the drop than "
+        f"init_scale {low:g} in "
+        + ", ".join(
+            f"{int(w)} of {n_seeds} at P={p:g}"
+            for p, w in zip(proportions, wins[selection], strict=True)
+            if 0 < p < 1
+        )
+        + " paired seeds."
+        for selection in preset.selections
+    ]
+    ends = "; ".join(
+        f"{v.train[0].mean():.3g} -> {v.train[-1].mean():.3g} ({s}, init_scale {tau:g})"
+        for (s, tau), v in variants.items()
+    )
+    return "\n".join(
+        [
+            f"Design: {THEORY_SELECTION}-sampled trainable neurons (the theory's "
+            f"kappa_1 = 1; random selection beside it), a forced budget of "
+            f"{preset.max_iter} Adam epochs for every fit (no early stop), the "
+            f"readout re-solved in closed form (ridge, alpha={preset.alpha:g}) "
+            f"after training, {plural(n_seeds, 'paired seed')} (the same data "
+            f"and seed for both init scales), width {preset.width}, "
+            f"d={preset.n_features}, {preset.n_samples} samples (a quarter held "
+            "out).",
+            "",
+            "Captured fraction of the training-error drop from P=0 to P=1 "
+            "(mean ± sd over seeds):",
+            "",
+            *_fraction_table(
+                variants, proportions, preset.init_scales, preset.selections
+            ),
+            "",
+            "Paired comparison:",
+            "",
+            *paired,
+            "",
+            _neuron_counts(preset),
+            "",
+            "Bound (proportion_for_reduction, kappa_1 = 1): P90 "
+            + format_values(list(theory_p90.values()), tau_labels)
+            + f". Training MSE from P=0 (random features) to P=1: {ends}.",
+        ]
+    )
+
+
+def _metrics(preset, variants, theory_p90, wins) -> dict:
+    """Captured shares, midpoints, P90s and paired wins, by name."""
+    proportions = np.asarray(preset.proportions)
+    metrics = {}
+    for (selection, tau), variant in variants.items():
+        fractions = variant.fractions.mean(axis=1)
+        for p, value in zip(proportions, fractions, strict=True):
+            if 0 < p < 1:
+                metrics[f"captured_{selection}_tau{tau:g}_P{p:g}"] = float(value)
+        metrics[f"midpoint_{selection}_tau{tau:g}"] = variant.midpoint
+        metrics[f"p90_{selection}_tau{tau:g}"] = variant.p90
+    for selection in preset.selections:
+        for p, value in zip(proportions, wins[selection], strict=True):
+            if 0 < p < 1:
+                metrics[f"paired_wins_{selection}_P{p:g}"] = int(value)
+    metrics |= {f"p90_theory_tau{tau:g}": value for tau, value in theory_p90.items()}
+    return metrics
+
+
 def run_partial(
     *,
     scale: str = "small",
@@ -999,95 +1109,11 @@ def run_partial(
         tau: proportion_for_reduction(FRACTION, d=preset.n_features, init_scale=tau)
         for tau in preset.init_scales
     }
-    rows = []
-    for (selection, tau), variant in variants.items():
-        theory = theory_captured_fraction(
-            proportions, d=preset.n_features, init_scale=tau
-        )
-        fractions = variant.fractions
-        for i, proportion in enumerate(proportions):
-            for j, seed in enumerate(seed_list):
-                rows.append(
-                    (
-                        selection,
-                        tau,
-                        float(proportion),
-                        seed,
-                        float(variant.train[i, j]),
-                        float(variant.test[i, j]),
-                        float(fractions[i, j]),
-                        float(theory[i]),
-                        preset.n_features,
-                    )
-                )
-
+    rows = _rows(preset, variants, seed_list)
+    wins = _paired_wins(preset, variants)
+    summary = _summary(preset, variants, theory_p90, wins, len(seed_list))
+    metrics = _metrics(preset, variants, theory_p90, wins)
     n_seeds = len(seed_list)
-    low, high = min(preset.init_scales), max(preset.init_scales)
-    tau_labels = [f"init_scale {tau:g}" for tau in theory_p90]
-    wins = {
-        selection: paired_wins(
-            variants[selection, high].fractions, variants[selection, low].fractions
-        )
-        for selection in preset.selections
-    }
-    paired = []
-    for selection in preset.selections:
-        paired.append(
-            f"- {selection}: init_scale {high:g} captures more of the drop than "
-            f"init_scale {low:g} in "
-            + ", ".join(
-                f"{int(w)} of {n_seeds} at P={p:g}"
-                for p, w in zip(proportions, wins[selection], strict=True)
-                if 0 < p < 1
-            )
-            + " paired seeds."
-        )
-    ends = "; ".join(
-        f"{v.train[0].mean():.3g} -> {v.train[-1].mean():.3g} ({s}, init_scale {tau:g})"
-        for (s, tau), v in variants.items()
-    )
-    summary = "\n".join(
-        [
-            f"Design: {THEORY_SELECTION}-sampled trainable neurons (the theory's "
-            f"kappa_1 = 1; random selection beside it), a forced budget of "
-            f"{preset.max_iter} Adam epochs for every fit (no early stop), the "
-            f"readout re-solved in closed form (ridge, alpha={preset.alpha:g}) "
-            f"after training, {plural(n_seeds, 'paired seed')} (the same data "
-            f"and seed for both init scales), width {preset.width}, "
-            f"d={preset.n_features}, {preset.n_samples} samples (a quarter held "
-            "out).",
-            "",
-            "Captured fraction of the training-error drop from P=0 to P=1 "
-            "(mean ± sd over seeds):",
-            "",
-            *_fraction_table(
-                variants, proportions, preset.init_scales, preset.selections
-            ),
-            "",
-            "Paired comparison:",
-            "",
-            *paired,
-            "",
-            _neuron_counts(preset),
-            "",
-            "Bound (proportion_for_reduction, kappa_1 = 1): P90 "
-            + format_values(list(theory_p90.values()), tau_labels)
-            + f". Training MSE from P=0 (random features) to P=1: {ends}.",
-        ]
-    )
-    metrics = {}
-    for (selection, tau), variant in variants.items():
-        fractions = variant.fractions.mean(axis=1)
-        for p, value in zip(proportions, fractions, strict=True):
-            if 0 < p < 1:
-                metrics[f"captured_{selection}_tau{tau:g}_P{p:g}"] = float(value)
-        metrics[f"midpoint_{selection}_tau{tau:g}"] = variant.midpoint
-        metrics[f"p90_{selection}_tau{tau:g}"] = variant.p90
-    for selection in preset.selections:
-        for p, value in zip(proportions, wins[selection], strict=True):
-            if 0 < p < 1:
-                metrics[f"paired_wins_{selection}_P{p:g}"] = int(value)
-    metrics |= {f"p90_theory_tau{tau:g}": value for tau, value in theory_p90.items()}
     return ExperimentResult(
         name="partial",
         title="Partially trainable networks: training error vs the trainable "

@@ -12,6 +12,7 @@ configuration cannot be stacked.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -169,7 +170,9 @@ def fit_stacked(estimators: Sequence, X, y) -> list:
     ``stack`` stacks such plans (a
     :class:`~sklearn_pt._training.StackedFit`); it may define
     ``_stacked_fit_unsupported()``, the reason (or None) a configuration
-    cannot be stacked.
+    cannot be stacked, and ``_stacked_planning()``, a context manager in
+    which the plans of one stacked fit are made (e.g. to draw once what
+    several plans share).
 
     On a CPU the stacked step does the arithmetic of the ``K`` separate fits
     and saves their per-call overhead: on two cores
@@ -223,9 +226,12 @@ def fit_stacked_datasets(estimators: Sequence, datasets: Sequence) -> list:
         raise ValueError("Pass one (X, y) per estimator.")
 
     def fit(models) -> list:
-        plans = [
-            model.plan_fit(X, y) for model, (X, y) in zip(models, datasets, strict=True)
-        ]
+        planning = getattr(models[0], "_stacked_planning", nullcontext)
+        with planning():  # e.g. draws shared by the plans, made once
+            plans = [
+                model.plan_fit(X, y)
+                for model, (X, y) in zip(models, datasets, strict=True)
+            ]
         return run_stacked(plans)
 
     return fit_keeping_states(estimators, fit)

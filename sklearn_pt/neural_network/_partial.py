@@ -3,6 +3,9 @@ trainable network (P=1)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -100,19 +103,112 @@ def _leverage_first_layer(
 
     The usual width-``width`` initialisation is drawn first, so the frozen
     neurons at any P are those of the random-features network (P = 0) of the
-    same seed. Candidates are spherical biased-ReLU features; their ridge
-    leverage scores are computed on (at most ``_LEVERAGE_MAX_SAMPLES``
-    random rows of) the training inputs, with ``reg="auto"`` at
-    :data:`LEVERAGE_DEGREES_OF_FREEDOM` degrees of freedom, and
-    ``n_trainable`` of them are sampled without replacement with probability
-    proportional to the scores (Bach, 2017).
+    same seed. The trainable rows are the first ``n_trainable`` candidates of
+    :func:`_leverage_order`.
+    """
+    weight, bias, pool_w, pool_b, order = _leverage_order(
+        X,
+        width,
+        n_trainable,
+        init_scale=init_scale,
+        pool_size=pool_size,
+        reg=reg,
+        generator=generator,
+    )
+    if n_trainable == 0:
+        return weight, bias
+    chosen = order[:n_trainable]
+    weight[:n_trainable], bias[:n_trainable] = pool_w[chosen], pool_b[chosen]
+    return weight, bias
+
+
+_ORDER_CACHE: ContextVar[dict | None] = ContextVar("_ORDER_CACHE", default=None)
+
+
+@contextmanager
+def leverage_order_cache() -> Iterator[None]:
+    """Within this context, :func:`_leverage_order` draws and scores once per
+    (generator state, inputs, settings) and replays the result after.
+
+    The draws depend only on the generator's state, the inputs and the
+    settings, not on the number of neurons kept, so the fits of one seed at
+    several ``P`` (a batched sweep) share one pool and one leverage
+    computation; the generator is left in the state the draws would leave
+    it in, so everything after is unchanged.
+    """
+    token = _ORDER_CACHE.set({})
+    try:
+        yield
+    finally:
+        _ORDER_CACHE.reset(token)
+
+
+def _leverage_order(X, width, n_trainable, *, init_scale, pool_size, reg, generator):
+    """:func:`_draw_leverage_order`, replayed from :func:`leverage_order_cache`
+    when it is active and has these draws."""
+    cache = _ORDER_CACHE.get()
+    if cache is None or n_trainable == 0:
+        return _draw_leverage_order(
+            X,
+            width,
+            n_trainable,
+            init_scale=init_scale,
+            pool_size=pool_size,
+            reg=reg,
+            generator=generator,
+        )
+    key = (
+        generator.get_state().numpy().tobytes(),
+        X.detach().cpu().numpy().tobytes(),
+        tuple(X.shape),
+        str(X.dtype),
+        str(X.device),
+        width,
+        float(init_scale),
+        pool_size,
+        reg,
+    )
+    if key not in cache:
+        drawn = _draw_leverage_order(
+            X,
+            width,
+            n_trainable,
+            init_scale=init_scale,
+            pool_size=pool_size,
+            reg=reg,
+            generator=generator,
+        )
+        cache[key] = (drawn, generator.get_state())
+    (weight, bias, pool_w, pool_b, order), state = cache[key]
+    generator.set_state(state)
+    return weight.clone(), bias.clone(), pool_w, pool_b, order
+
+
+def _draw_leverage_order(
+    X, width, n_trainable, *, init_scale, pool_size, reg, generator
+):
+    """The initialisation, the pool and the pool's leverage-sampling order.
+
+    Returns ``(weight, bias, pool_w, pool_b, order)``: the usual
+    width-``width`` initialisation, then (for ``n_trainable > 0``) a pool of
+    ``pool_size`` spherical biased-ReLU candidates and an ordering of the
+    pool whose first ``k`` entries are a sample of ``k`` candidates without
+    replacement with probability proportional to their ridge leverage scores
+    (Bach, 2017), for every ``k``. The scores are computed on (at most
+    ``_LEVERAGE_MAX_SAMPLES`` random rows of) the training inputs, with
+    ``reg="auto"`` at :data:`LEVERAGE_DEGREES_OF_FREEDOM` degrees of freedom.
+    The order is an exponential race (sort ``E_i / l_i``, ``E_i`` standard
+    exponential), which gives the successive weighted draws without
+    replacement in one pass; so the neurons selected at a smaller ``P`` are
+    among those selected at a larger ``P`` of the same seed. For
+    ``n_trainable == 0`` the pool and order are None.
     """
     d, dtype = X.shape[1], X.dtype
     weight, bias = spherical_biased_relu_init(
         d, width, init_scale=init_scale, generator=generator, dtype=dtype
     )
     if n_trainable == 0:  # nothing to select (P = 0): the usual initialisation
-        return weight, bias
+        return weight, bias, None, None, None
     pool_w, pool_b = spherical_biased_relu_init(
         d, pool_size, init_scale=init_scale, generator=generator, dtype=dtype
     )
@@ -128,11 +224,9 @@ def _leverage_first_layer(
     # Dead candidates (always off on these inputs) have score 0; a floor keeps
     # sampling without replacement possible when fewer than n_trainable live.
     weights = scores.clamp_min(1e-12 * max(float(scores.max()), 1e-300))
-    chosen = torch.multinomial(
-        weights, n_trainable, replacement=False, generator=generator
-    )
-    weight[:n_trainable], bias[:n_trainable] = pool_w[chosen], pool_b[chosen]
-    return weight, bias
+    race = torch.empty(pool_size, dtype=torch.float64).exponential_(generator=generator)
+    order = torch.argsort(race / weights, stable=True)
+    return weight, bias, pool_w, pool_b, order
 
 
 def _auto_leverage_scores(features: torch.Tensor) -> torch.Tensor:
@@ -533,6 +627,9 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
     :func:`~sklearn_pt.model_selection.fit_stacked` may differ: they choose
     the initial network (its weights and which neurons train), not how it
     trains."""
+    _stacked_planning = staticmethod(leverage_order_cache)
+    """The plans of a stacked fit are made in :func:`leverage_order_cache`:
+    one leverage pool and scoring per seed, not per ``P``."""
 
     @keep_state_on_error
     @_fit_context(prefer_skip_nested_validation=True)

@@ -50,6 +50,7 @@ COLUMNS = (
     "theory_shape",
     "n_features",
     "delta",
+    "n_draws",
 )
 VERDICT_LINE = re.compile(
     r"^\*\*(?P<verdict>[^*]+)\*\*: (?P<claim>.+)\. Measured: (?P<measured>.+)\. "
@@ -94,6 +95,7 @@ def test_result_has_one_row_per_configuration_and_seed(tiny):
         assert row["n_trainable"] == round(p * m)
         assert row["n_select"] == preset.select_per_width * m
         assert row["n_fit"] == preset.fit_per_width * m
+        assert row["n_draws"] == (preset.n_draws if m == preset.width else 1)
         assert row["test_mse"] > 0 and row["train_mse"] > 0
         assert row["test_mse"] < row["target_variance"]  # better than a constant
 
@@ -367,27 +369,47 @@ def claim_run():
 
 
 def test_leverage_group_cuts_the_error_and_more_for_the_larger_init_scale(claim_run):
-    # Measured (width 128, 6 paired seeds, leverage_reg="auto"): E(1)/E(0)
-    # at init_scale 10 is 0.10-0.40 (geometric mean 0.14); E(0.2)/E(0) is
-    # 0.24-0.93 at init_scale 10 against 0.75-4.3 at init_scale 1, lower in
-    # 5 of 6 seeds.
+    # Measured (width 128, 6 paired seeds, 8 network draws per seed,
+    # leverage_reg="auto"): E(1)/E(0) at init_scale 10 is 0.11-0.13
+    # (geometric mean 0.12); E(0.2)/E(0) is 0.37-0.58 at init_scale 10
+    # against 0.83-1.18 at init_scale 1, lower in 6 of 6 seeds.
     assert np.all(claim_run[10.0, 1.0] < 0.5)
     assert np.exp(np.log(claim_run[10.0, 1.0]).mean()) < 0.25
     assert np.sum(claim_run[10.0, 0.2] < claim_run[1.0, 0.2]) >= 5
     assert np.exp(np.log(claim_run[10.0, 0.2]).mean()) < 0.75
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Measured at width 128, 6 paired seeds, leverage_reg='auto' (10 "
-    "degrees of freedom): at init_scale 1 the fully leverage-sampled network "
-    "(P=1) beats random features in 1 of 6 seeds on this target of 100 "
-    "centres (E(1)/E(0) = 0.57-3.8), in 4 of 6 on the small preset's targets "
-    "of 200 centres (geometric mean 0.79). The features of init_scale 1 are "
-    "those of the target's kernel, so random features are already close to "
-    "the leverage density for a smooth target; the bound's kappa_0* = 6.79 is "
-    "a worst case over the RKHS ball. (Before, at leverage_reg=1e-3, about "
-    "200 degrees of freedom: 0 of 6, geometric mean 8.2.)",
-)
 def test_leverage_group_cuts_the_error_at_the_matched_init_scale(claim_run):
-    assert np.sum(claim_run[1.0, 1.0] < 1.0) >= 4
+    # The sign test at level 0.05 over 6 seeds needs all 6. Measured (width
+    # 128, 8 draws per seed): E(1)/E(0) = 0.48-0.88, geometric mean 0.66.
+    # With one draw per seed it held in 1 of 6 seeds here (0.57-3.8): one
+    # draw of 128 random features spreads by 2x-10x between draws, more
+    # than the leverage density's gain at init_scale 1 (its scores are
+    # within a factor 2 of their mean, the features are the target kernel's).
+    assert np.all(claim_run[1.0, 1.0] < 1.0)
+
+
+def test_first_layers_are_the_estimators_at_every_proportion_and_nested():
+    from sklearn_pt.experiments._approximation import first_layers
+    from sklearn_pt.neural_network import PartiallyTrainableRegressor
+
+    X = torch.as_tensor(sphere(64, 5, seed=1))
+    props = (0.0, 0.125, 0.5, 1.0)
+    layers = first_layers(
+        X, width=16, trainable_proportions=props, init_scale=10.0, seed=3
+    )
+    chosen = []
+    for p, (weight, bias) in zip(props, layers, strict=True):
+        estimator = PartiallyTrainableRegressor(
+            hidden_layer_sizes=(16,),
+            trainable_proportion=p,
+            init_scale=10.0,
+            trainable_selection="leverage",
+            dtype="float64",
+        )
+        layer = estimator._build_module(X, 1, make_generator(3)).hidden_layers[0]
+        assert torch.equal(layer.weight, weight) and torch.equal(layer.bias, bias)
+        chosen.append({tuple(row.tolist()) for row in weight[: round(16 * p)]})
+    # The neurons selected at a smaller P are among those at a larger P.
+    assert chosen[1] <= chosen[2] <= chosen[3]
+    assert len(chosen[3]) == 16  # without replacement: no duplicates

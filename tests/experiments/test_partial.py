@@ -54,7 +54,9 @@ def test_larger_init_scale_captures_less_of_the_drop_at_p_0_05_in_paired_seeds()
     """At P = 0.05 (13 of 256 neurons trainable) the larger init scale
     captures *less* of its drop: the opposite of "sharper", at this size."""
     small = PARTIAL_PRESETS["small"]
-    preset = dataclasses.replace(small, proportions=(0.0, 0.05, 1.0))
+    # The measurement below was made with 1000 epochs (the small scale runs
+    # 400 since issue 29, where P = 1 ends at 0.6%-1.3% of the P = 0 error).
+    preset = dataclasses.replace(small, proportions=(0.0, 0.05, 1.0), max_iter=1000)
     estimators = {
         tau: theory_design_regressor(
             preset, "cpu", init_scale=tau, selection="leverage"

@@ -606,3 +606,78 @@ def test_module_is_the_whole_predictive_map(project_to_sphere):
     of_estimator = hessian_spectrum(reg, X, y, k=3, method="dense").eigenvalues
     of_module = hessian_spectrum(reg.module_, X, y, k=3, method="dense").eigenvalues
     np.testing.assert_allclose(of_estimator, of_module, rtol=1e-12)
+
+
+def test_leverage_order_cache_replays_the_same_draws_and_generator_state():
+    """Under leverage_order_cache the second build of a seed reuses the pool
+    and scores of the first, at another P, with the same layer and the same
+    generator state after as an uncached build."""
+    from sklearn_pt.neural_network._partial import (
+        _leverage_first_layer,
+        leverage_order_cache,
+    )
+
+    X = torch.nn.functional.normalize(
+        torch.as_tensor(make_sphere_regression(n_samples=80)[0]), dim=1
+    )
+    settings = {"init_scale": 10.0, "pool_size": 60, "reg": "auto"}
+
+    def build(n_trainable):
+        generator = make_generator(7)
+        layer = _leverage_first_layer(
+            X, 12, n_trainable, generator=generator, **settings
+        )
+        return layer, torch.rand(3, generator=generator, dtype=torch.float64)
+
+    plain = [build(k) for k in (3, 12)]
+    with leverage_order_cache():
+        cached = [build(k) for k in (3, 12, 3)]
+    for (layer, after), (layer_c, after_c) in zip(
+        plain + plain[:1], cached, strict=True
+    ):
+        assert torch.equal(layer[0], layer_c[0]) and torch.equal(layer[1], layer_c[1])
+        assert torch.equal(after, after_c)
+    # The 3 neurons kept at k = 3 are among the 12 kept at k = 12.
+    kept = {tuple(w.tolist()) for w in plain[1][0][0]}
+    assert {tuple(w.tolist()) for w in plain[0][0][0][:3]} <= kept
+
+
+def test_a_stacked_fit_plans_in_the_leverage_cache(monkeypatch):
+    """fit_stacked makes a PartiallyTrainableRegressor's plans in its
+    _stacked_planning (leverage_order_cache): one pool draw and scoring per
+    seed whatever the number of P values, and the fits equal their own."""
+    from sklearn.base import clone
+
+    from sklearn_pt.model_selection import fit_stacked
+    from sklearn_pt.neural_network import _partial
+
+    calls = []
+    draw = _partial._draw_leverage_order
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return draw(*args, **kwargs)
+
+    monkeypatch.setattr(_partial, "_draw_leverage_order", counted)
+    X, y = make_sphere_regression(n_samples=80)
+    grid = [
+        PartiallyTrainableRegressor(
+            (12,),
+            trainable_selection="leverage",
+            trainable_proportion=p,
+            leverage_pool_size=40,
+            max_iter=3,
+            random_state=s,
+            dtype="float64",
+        )
+        for p in (0.25, 0.5, 1.0)
+        for s in (0, 1)
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fitted = fit_stacked([clone(m) for m in grid], X, y)
+        assert len(calls) == 2  # one per seed
+        for model, alone in zip(fitted, grid, strict=True):
+            np.testing.assert_allclose(
+                model.predict(X), alone.fit(X, y).predict(X), rtol=1e-10
+            )
