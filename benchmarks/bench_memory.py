@@ -13,7 +13,7 @@ the memory of ``predict`` does not depend on the training set.) With
 
 The target is a fit peak of at most about ``3 * X.nbytes``; ``predict``
 evaluates the network in chunks of rows
-(:func:`sklearn_pt._engine.predict_numpy`), so its peak should be a fraction
+(:func:`sklearn_pt._torch_bridge.predict_numpy`), so its peak should be a fraction
 of ``X.nbytes``.
 
 Run by hand (not in CI)::

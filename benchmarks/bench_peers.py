@@ -8,8 +8,8 @@
    (each network's own generator); the frozen neurons get no gradient.
 
    * ``library stacked``: the library's stacked training
-     (``BatchedPartiallyTrainableMLP`` trained by ``train_batched``, what
-     ``proportion_curve(strategy="batched")`` runs per split);
+     (``StackedPartiallyTrainableMLP`` trained by a ``StackedStepper``, what
+     ``proportion_curve(strategy="stacked")`` runs per split);
    * ``torch.func vmap``: ``stack_module_state`` + ``vmap(grad(loss))`` over
      16 ``nn.Sequential`` copies, the gradients masked, fused Adam over the
      stacked parameters (torch's model-ensembling recipe);
@@ -44,8 +44,8 @@ from _timing import interleaved_medians, print_table
 from bench_sweep import make_data, make_estimator
 from torch.func import functional_call, grad, stack_module_state, vmap
 
-from sklearn_pt.model_selection._batched import train_batched
-from sklearn_pt.nn._batched import BatchedPartiallyTrainableMLP, append_ones
+from sklearn_pt._training import StackedStepper, fit_loop
+from sklearn_pt.nn import StackedPartiallyTrainableMLP, append_ones
 
 N_TRAIN, N_PROPORTIONS, BATCH, LR, ALPHA = 2000, 16, 200, 1e-3, 1e-4
 
@@ -97,20 +97,19 @@ class Start:
 
 
 def library_stacked(start: Start) -> torch.Tensor:
-    batch = BatchedPartiallyTrainableMLP.from_modules(
+    batch = StackedPartiallyTrainableMLP.from_modules(
         [copy.deepcopy(m) for m in start.modules]
     )
-    train_batched(
+    stepper = StackedStepper(
         batch,
-        start.X,
+        append_ones(start.X),  # the first layer's bias input
         start.y,
         generators=start.generators(),
-        max_iter=start.epochs,
-        callbacks=[],
-        learning_rate_init=LR,
+        learning_rate=LR,
         alpha=ALPHA,
         batch_size=BATCH,
     )
+    fit_loop(stepper, max_iter=start.epochs, callbacks=[])
     inputs = append_ones(start.X).expand(batch.n_models, -1, -1)
     return batch.predict(inputs)[..., 0]
 

@@ -8,7 +8,7 @@ full-batch GD steps. Timed, in one process and interleaved repeat by repeat:
 
 * ``sequential``: ``sample_ratio_curve(strategy="sequential")``, the
   reference (one ``fit`` per delta and seed);
-* ``batched``: ``sample_ratio_curve(strategy="batched")`` (one stacked
+* ``stacked``: ``sample_ratio_curve(strategy="stacked")`` (one stacked
   gradient descent per delta, its seeds together).
 
 It checks first that the two give the same overlaps (float64, to rounding),
@@ -90,24 +90,24 @@ def main(argv=None):
         f"{args.width}, {args.max_iter} GD steps, device={args.device}, torch "
         f"threads={torch.get_num_threads()}"
     )
-    checks = {s: sweep(s, dtype="float64", **common) for s in ("sequential", "batched")}
-    gap = np.abs(checks["batched"].overlaps - checks["sequential"].overlaps).max()
-    print(f"max |overlap batched - sequential| (float64) = {gap:.2e}")
+    checks = {s: sweep(s, dtype="float64", **common) for s in ("sequential", "stacked")}
+    gap = np.abs(checks["stacked"].overlaps - checks["sequential"].overlaps).max()
+    print(f"max |overlap stacked - sequential| (float64) = {gap:.2e}")
     if not gap <= AGREEMENT_ATOL:
-        raise SystemExit("the batched and sequential sweeps disagree")
+        raise SystemExit("the stacked and sequential sweeps disagree")
     runs = {
         strategy: partial(sweep, strategy, dtype="float32", **common)
-        for strategy in ("sequential", "batched")
+        for strategy in ("sequential", "stacked")
     }
     medians = interleaved_medians(runs, repeats=args.repeats, device=args.device)
-    speedup = print_table(medians, "sequential") / medians["batched"]
+    speedup = print_table(medians, "sequential") / medians["stacked"]
     fractions = report(
-        runs, medians, args.device, steps={"batched": len(DELTAS) * args.max_iter}
+        runs, medians, args.device, steps={"stacked": len(DELTAS) * args.max_iter}
     )
     print(
-        f"RESULT: batched sample_ratio_curve {speedup:.2f}x faster than sequential "
-        f"({args.device}, float32); roofline fraction batched "
-        f"{fractions['batched']:.0%}, sequential {fractions['sequential']:.0%}"
+        f"RESULT: stacked sample_ratio_curve {speedup:.2f}x faster than sequential "
+        f"({args.device}, float32); roofline fraction stacked "
+        f"{fractions['stacked']:.0%}, sequential {fractions['sequential']:.0%}"
     )
 
 

@@ -1,4 +1,4 @@
-"""Batched proportion sweep against sequential fits.
+"""Stacked proportion sweep against sequential fits.
 
 One phase-transition sweep: a 16-point grid of trainable proportions P in
 [0, 1], one seed, ``PartiallyTrainableRegressor`` of width 512 on d=20,
@@ -11,16 +11,16 @@ exactly ``--max-iter`` epochs (``tol=0``, ``n_iter_no_change`` above
 * ``GridSearchCV``: the same fits through
   :class:`~sklearn.model_selection.GridSearchCV` over ``trainable_proportion``
   with the same cv;
-* ``batched``: ``proportion_curve(strategy="batched")`` (one stacked model of
+* ``stacked``: ``proportion_curve(strategy="stacked")`` (one stacked model of
   16 networks per split).
 
-It checks first that the batched and sequential test scores agree, then prints
+It checks first that the stacked and sequential test scores agree, then prints
 the median wall time of each and its speed-up over the sequential reference,
-then the roofline of the batched and sequential sweeps (``_roofline.py``: the
+then the roofline of the stacked and sequential sweeps (``_roofline.py``: the
 product flops and operand bytes counted in one more run of each, this
 machine's product rate for the same shapes and its bandwidth measured now,
 and the fraction of that limit each reaches), and that of one training step
-of the batched sweep alone (``batched, 1 epoch`` is timed and counted too,
+of the stacked sweep alone (``stacked, 1 epoch`` is timed and counted too,
 and subtracted: building the models, scoring them and the first epoch
 cancel).
 
@@ -97,7 +97,7 @@ def grid_search(X, y, proportions, cv, max_iter, device, width):
 
 
 def training_step_roofline(full, one_epoch, seconds, steps, device) -> float:
-    """The roofline of one training step of the batched sweep alone: the
+    """The roofline of one training step of the stacked sweep alone: the
     counts and the time of ``full`` minus those of ``one_epoch`` (the same
     sweep with one epoch: model building, scoring and the first epoch
     cancel), over the ``steps`` optimiser steps between them; return the
@@ -111,7 +111,7 @@ def training_step_roofline(full, one_epoch, seconds, steps, device) -> float:
     limit = limit_seconds(per_step, limits)
     measured = seconds / steps
     print(
-        f"one training step of the batched sweep (counted and timed as the "
+        f"one training step of the stacked sweep (counted and timed as the "
         f"difference with a 1-epoch sweep, over {steps} steps): "
         f"{per_step.flops / 1e6:.1f} MFLOP, {per_step.bytes / 1e6:.1f} MB of "
         f"operands; {limits.source}; limit {limit * 1e3:.2f} ms, measured "
@@ -150,36 +150,36 @@ def main() -> None:
         f"device={args.device}, torch threads={torch.get_num_threads()}"
     )
 
-    _, batched_test = sweep("batched", *common)  # also warms up
+    _, stacked_test = sweep("stacked", *common)  # also warms up
     _, sequential_test = sweep("sequential", *common)
-    difference = np.abs(batched_test - sequential_test).max()
-    print(f"max |test score batched - sequential| = {difference:.2e}")
+    difference = np.abs(stacked_test - sequential_test).max()
+    print(f"max |test score stacked - sequential| = {difference:.2e}")
 
     runs = {
         "sequential": lambda: sweep("sequential", *common),
         "GridSearchCV": lambda: grid_search(*common),
-        "batched": lambda: sweep("batched", *common),
-        "batched, 1 epoch": lambda: sweep("batched", *one_epoch),
+        "stacked": lambda: sweep("stacked", *common),
+        "stacked, 1 epoch": lambda: sweep("stacked", *one_epoch),
     }
     medians = interleaved_medians(runs, repeats=repeats, device=args.device)
-    ratio = print_table(medians, "sequential") / medians["batched"]
+    ratio = print_table(medians, "sequential") / medians["stacked"]
     steps_per_epoch = cv.get_n_splits() * -(-N_SAMPLES // cv.get_n_splits() // 200)
     fractions = report(
-        {name: runs[name] for name in ("batched", "sequential")},
+        {name: runs[name] for name in ("stacked", "sequential")},
         medians,
         args.device,
-        steps={"batched": max_iter * steps_per_epoch},
+        steps={"stacked": max_iter * steps_per_epoch},
     )
     training = training_step_roofline(
-        runs["batched"],
-        runs["batched, 1 epoch"],
-        medians["batched"] - medians["batched, 1 epoch"],
+        runs["stacked"],
+        runs["stacked, 1 epoch"],
+        medians["stacked"] - medians["stacked, 1 epoch"],
         (max_iter - 1) * steps_per_epoch,
         args.device,
     )
     print(
-        f"RESULT: batched {ratio:.2f}x faster than sequential ({args.device}); "
-        f"roofline fraction batched {fractions['batched']:.0%} (a training step "
+        f"RESULT: stacked {ratio:.2f}x faster than sequential ({args.device}); "
+        f"roofline fraction stacked {fractions['stacked']:.0%} (a training step "
         f"alone {training:.0%}), sequential {fractions['sequential']:.0%}"
     )
 

@@ -6,10 +6,10 @@ A 4 x 4 grid (step-size exponents ``(a, a)`` for ``a`` in 0, 0.15, 0.3,
 timed in one process and interleaved repeat by repeat:
 
 * ``sequential``: ``fit`` of every cell, the reference;
-* ``stacked``: ``fit_two_steps_stacked`` with its steps stacked at every size
+* ``stacked``: ``fit_stacked`` with its steps stacked at every size
   (the gradient steps of all cells as one stacked computation; the spectra
   and readouts per cell, as in ``fit``);
-* ``auto``: ``fit_two_steps_stacked`` as it is, choosing by its size rule
+* ``auto``: ``fit_stacked`` as it is, choosing by its size rule
   (``stacked_is_faster``: on a CPU, stacked up to ``N * d = 200 * 200``,
   else one fit per cell), so never much slower than ``sequential``.
 
@@ -35,8 +35,8 @@ from _timing import interleaved_medians, print_table
 from sklearn.base import clone
 
 from sklearn_pt.datasets import make_single_index
-from sklearn_pt.neural_network import TwoStepFeatureLearner, _two_step_stacked
-from sklearn_pt.neural_network._two_step_stacked import fit_two_steps_stacked
+from sklearn_pt.model_selection import fit_stacked
+from sklearn_pt.neural_network import TwoStepFeatureLearner, _two_step_plan
 
 EXPONENTS = (0.0, 0.15, 0.3, 0.45)
 SEEDS = (0, 1, 2, 3)
@@ -58,14 +58,14 @@ def sequential(grid, X, y):
 
 
 def always_stacked(grid, X, y):
-    """``fit_two_steps_stacked`` with its steps stacked at every size (its
+    """``fit_stacked`` with its steps stacked at every size (its
     size rule, ``stacked_is_faster``, switched off)."""
-    rule = _two_step_stacked.CPU_STACKED_MAX_WEIGHTS
-    _two_step_stacked.CPU_STACKED_MAX_WEIGHTS = float("inf")
+    rule = _two_step_plan.CPU_STACKED_MAX_WEIGHTS
+    _two_step_plan.CPU_STACKED_MAX_WEIGHTS = float("inf")
     try:
-        return fit_two_steps_stacked(grid, X, y)
+        return fit_stacked(grid, X, y)
     finally:
-        _two_step_stacked.CPU_STACKED_MAX_WEIGHTS = rule
+        _two_step_plan.CPU_STACKED_MAX_WEIGHTS = rule
 
 
 def main(argv=None):
@@ -99,11 +99,11 @@ def main(argv=None):
         for name, fit in (
             ("sequential", sequential),
             ("stacked", always_stacked),
-            ("auto", fit_two_steps_stacked),
+            ("auto", fit_stacked),
         )
     }
-    stacks = _two_step_stacked.stacked_is_faster(args.device, args.size, args.size)
-    print(f"fit_two_steps_stacked's rule at this size: stacked={stacks}")
+    stacks = _two_step_plan.stacked_is_faster(args.device, args.size, args.size)
+    print(f"fit_stacked's rule at this size: stacked={stacks}")
     medians = interleaved_medians(runs, repeats=args.repeats, device=args.device)
     base = print_table(medians, "sequential")
     fractions = report(
@@ -111,7 +111,7 @@ def main(argv=None):
     )
     print(
         f"RESULT: two-step grid: stacked steps {base / medians['stacked']:.2f}x, "
-        f"fit_two_steps_stacked (its size rule chose stacked={stacks}) "
+        f"fit_stacked (its size rule chose stacked={stacks}) "
         f"{base / medians['auto']:.2f}x faster than sequential ({args.device}); "
         f"roofline fraction stacked {fractions['stacked']:.0%}, sequential "
         f"{fractions['sequential']:.0%}"

@@ -35,7 +35,7 @@ def sweep_runs(quick: bool):
     proportions = np.linspace(0.0, 1.0, N_PROPORTIONS)
     cv = KFold(2, shuffle=True, random_state=0)
     common = (X, y, proportions, cv, 3 if quick else 10, "cpu", 512)
-    return partial(sweep, "batched", *common), partial(sweep, "sequential", *common)
+    return partial(sweep, "stacked", *common), partial(sweep, "sequential", *common)
 
 
 def sample_ratio_runs(quick: bool):
@@ -49,7 +49,7 @@ def sample_ratio_runs(quick: bool):
         device="cpu",
         dtype="float32",
     )
-    return partial(sweep, "batched", **common), partial(sweep, "sequential", **common)
+    return partial(sweep, "stacked", **common), partial(sweep, "sequential", **common)
 
 
 def two_step_runs(quick: bool):

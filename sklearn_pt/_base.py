@@ -13,7 +13,7 @@ import torch
 from sklearn import clone, get_config
 
 from ._config import torch_threads_applied
-from ._engine import make_generator, resolve_device, resolve_dtype
+from ._torch_bridge import make_generator, resolve_device, resolve_dtype
 from .exceptions import DeviceFallbackWarning, DivergenceError
 
 __all__ = [
@@ -395,7 +395,7 @@ class TorchEstimatorMixin:
     predictions, across fits, processes and pickle round-trips, for a given
     machine, torch build and number of threads; ``fit`` neither reads nor
     changes the global torch, NumPy or Python random states (every draw uses a
-    local generator from :func:`~sklearn_pt._engine.make_generator`, on the
+    local generator from :func:`~sklearn_pt._torch_bridge.make_generator`, on the
     CPU, so the *initialisation* is the same on every device). On a GPU the
     arithmetic is not bitwise reproducible: cuBLAS reductions, atomic-add
     kernels (e.g. in backward passes of indexing) and the choice of

@@ -29,12 +29,12 @@ from sklearn_pt.datasets import make_single_index
 from sklearn_pt.exceptions import DivergenceError
 from sklearn_pt.feature_extraction import TwoStepFeatures
 from sklearn_pt.kernels import BiasedReLUFeatures, BiasedReLUKernel
+from sklearn_pt.model_selection._stacked import fit_stacked_datasets
 from sklearn_pt.neural_network import (
     FirstLayerGDRegressor,
     PartiallyTrainableRegressor,
     TwoStepFeatureLearner,
 )
-from sklearn_pt.neural_network._first_layer_stacked import fit_stacked
 from sklearn_pt.spectral import WeightSpectrum
 from tests.test_common import ESTIMATORS as COMMON_ESTIMATORS
 
@@ -424,7 +424,7 @@ def test_a_collapse_to_dead_units_raises_divergence(stacked):
     assert np.ptp(before) > 0.01
     assert healthy.history_["train_loss"][-1] < healthy.history_["train_loss"][0]
     if stacked:
-        (outcome,) = fit_stacked([reg], [(X, y)])
+        (outcome,) = fit_stacked_datasets([reg], [(X, y)])
         assert isinstance(outcome, DivergenceError)
         assert re.search(match, str(outcome))
         return
@@ -449,7 +449,7 @@ def test_a_fit_that_starts_with_every_unit_dead_warns(stacked):
     )
     with pytest.warns(ConvergenceWarning, match=r"did not move.*another random_state"):
         if stacked:
-            fit_stacked([dead], [(X, y)])
+            fit_stacked_datasets([dead], [(X, y)])
         else:
             dead.fit(X, y)
     with warnings.catch_warnings():

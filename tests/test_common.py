@@ -104,7 +104,7 @@ ESTIMATORS = [
 # precision when BLAS picks different kernels for different numbers of rows
 # (it does with MKL on AVX-512: 4.8e-7 at a prediction of 2.17). predict and
 # transform evaluate a float32 module in float64 and round once
-# (sklearn_pt._engine.predict_numpy), so every row's float32 output is the
+# (sklearn_pt._torch_bridge.predict_numpy), so every row's float32 output is the
 # same whatever its batch, and these checks run as every other check, here
 # and on the defaults below.
 

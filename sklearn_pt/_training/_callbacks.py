@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from ..exceptions import ConvergenceWarning, DivergenceError
-from ._objective import half_squared_error
+from ._losses import half_squared_error
 
 __all__ = [
     "STUCK_MESSAGE",
@@ -47,7 +47,7 @@ _BLOW_UP_FACTOR = 1e6
 _FINAL_RISE_FACTOR = 10.0
 """A final loss this many times its value at initialisation counts as diverged."""
 _WARN_STACKLEVEL = 4
-"""From ``warnings.warn`` in a hook, past the hook, fit_loop and train_module
+"""From ``warnings.warn`` in a hook, past the hook, fit_loop and FitPlan.run
 (or the sweep's helper): the line of the estimator that trains."""
 
 STUCK_MESSAGE = (

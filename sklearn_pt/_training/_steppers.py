@@ -9,47 +9,37 @@
   the module has one, from a hand-derived pass;
 * :class:`LBFGSStepper` -- one module, one torch L-BFGS run advanced an
   iteration per call;
-* :class:`StackedStepper` -- ``K`` models stacked in one module (each on the
-  shared data or on its own), one optimiser over the stacked tensors; its
-  gradient comes from autograd or, where the module has one, from a
-  hand-derived backward pass (an optimisation tested against autograd).
+* :class:`~sklearn_pt._training._stacked.StackedStepper` (in
+  :mod:`._stacked`) -- ``K`` models stacked in one module.
 
-The optimisers are elementwise (SGD, Adam), so one optimiser over stacked
-tensors is ``K`` independent optimisers: the stacked stepper takes, model by
-model, the steps the first-order stepper would.
+The optimisers are in :mod:`._optimizers`.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from numbers import Real
 
 import torch
 
-from ._objective import (
-    INITIAL_LOSS_ROWS,
-    EpochPlan,
-    ToleranceRule,
-    half_squared_error,
-    initial_loss,
-    penalty,
-)
+from ..nn import HandDerivedGradients
+from ._epochs import EpochPlan, ToleranceRule
+from ._losses import INITIAL_LOSS_ROWS, half_squared_error, initial_loss, penalty
+from ._optimizers import make_optimizer
 
 __all__ = [
     "FIRST_ORDER_SOLVERS",
+    "SOLVERS",
     "FirstOrderStepper",
-    "FixedEntries",
-    "GradientDescent",
     "LBFGSStepper",
-    "StackedStepper",
     "Stepper",
-    "make_optimizer",
     "make_stepper",
 ]
 
 FIRST_ORDER_SOLVERS = ("adam", "sgd", "gd")
 """Solvers whose update is elementwise, so that stacking models is exact."""
+SOLVERS = (*FIRST_ORDER_SOLVERS, "lbfgs")
+"""Every solver of :func:`make_stepper`."""
 _LBFGS_MAX_LINE_SEARCH = 25
 """Trial points of one strong-Wolfe line search beyond the first (torch's default)."""
 _LBFGS_FTOL = 2.220446049250313e-09
@@ -106,71 +96,6 @@ class Stepper:
         raise NotImplementedError
 
 
-def _fused_supported(parameters) -> bool:
-    """Whether torch's fused SGD/Adam kernels apply to all ``parameters``."""
-    return all(
-        p.device.type in ("cpu", "cuda") and p.dtype in (torch.float32, torch.float64)
-        for p in parameters
-    )
-
-
-def make_optimizer(groups: list[dict], solver: str, learning_rate: float):
-    """The optimiser of a first-order ``solver`` over parameter ``groups``:
-    torch's Adam, torch's SGD with Nesterov momentum 0.9, or for ``"gd"``
-    :class:`GradientDescent` (torch's plain SGD update)."""
-    # The fused kernels update all parameters in one call: measured 10% faster
-    # per epoch than the default for-loop implementation on CPU.
-    fused = _fused_supported([p for group in groups for p in group["params"]])
-    if solver == "adam":
-        return torch.optim.Adam(groups, lr=learning_rate, fused=fused)
-    if solver == "sgd":
-        return torch.optim.SGD(
-            groups, lr=learning_rate, momentum=0.9, nesterov=True, fused=fused
-        )
-    return GradientDescent(groups, lr=learning_rate)
-
-
-class GradientDescent:
-    """Plain gradient descent over parameter groups, ``p <- p - lr (grad +
-    weight_decay p)``: the update of ``torch.optim.SGD`` without momentum,
-    bitwise (tested), without its per-step Python overhead (about 45 us per
-    step on CPU, more than the arithmetic of a stacked first-layer GD step
-    at width 4).
-
-    Parameters
-    ----------
-    groups : list of dict
-        ``{"params": [...]}``, optionally with ``"weight_decay"`` and
-        ``"lr"``.
-    lr : float
-        The step size of the groups that do not set their own.
-    """
-
-    def __init__(self, groups: list[dict], lr: float) -> None:
-        self.param_groups = [
-            {"lr": lr, "weight_decay": 0.0, **group, "params": list(group["params"])}
-            for group in groups
-        ]
-
-    @torch.no_grad()
-    def step(self) -> None:
-        for group in self.param_groups:
-            rate, decay = group["lr"], group["weight_decay"]
-            for param in group["params"]:
-                if param.grad is None:
-                    continue
-                grad = param.grad.add(param, alpha=decay) if decay else param.grad
-                if abs(rate) <= torch.finfo(param.dtype).max:
-                    param.add_(grad, alpha=-rate)
-                else:  # beyond the dtype: the step overflows, as torch's does
-                    param.sub_(grad * rate)
-
-    def zero_grad(self) -> None:
-        for group in self.param_groups:
-            for param in group["params"]:
-                param.grad = None
-
-
 def _first_of(schedule, solver: str, X, y, learning_rate):
     """The data and step size of the first iteration: ``schedule[0]`` when
     there is a schedule (which takes ``solver="gd"``), else as given."""
@@ -191,7 +116,7 @@ def _hand_derived(module, gradients: str, applies: bool = True) -> bool:
     if gradients not in _GRADIENTS:
         raise ValueError(f"gradients must be one of {_GRADIENTS}; got {gradients!r}.")
     if gradients == "auto":
-        return applies and hasattr(module, "squared_error_gradients_")
+        return applies and isinstance(module, HandDerivedGradients)
     return gradients == "manual"
 
 
@@ -482,306 +407,23 @@ class LBFGSStepper(_ModuleStepper):
         )
 
 
-class FixedEntries:
-    """The entries of stacked parameters that training keeps as they are.
-
-    Optimisers move entries that got a zero gradient (weight decay, momentum,
-    Adam's moments), so masking gradients would not keep them fixed: after
-    every optimiser step, :meth:`restore_` puts them back, bitwise.
-
-    Parameters
-    ----------
-    parameters : sequence of Tensor
-        Stacked parameters, leading dimension ``K`` (one slice per model).
-    update_masks : sequence of (Tensor, bool Tensor)
-        For some of them, the entries that may change (broadcastable to the
-        parameter); the others may change everywhere.
-    n_models : int
-    """
-
-    def __init__(self, parameters, update_masks, n_models):
-        given = {id(param): mask for param, mask in update_masks}
-        self.parameters = list(parameters)
-        self.masks = []
-        for p in self.parameters:
-            mask = given.get(id(p))
-            if mask is None:
-                shape = (n_models,) + (1,) * (p.ndim - 1)
-                mask = torch.ones(shape, dtype=torch.bool, device=p.device)
-            self.masks.append(mask.clone())
-        self.references = [p.detach().clone() for p in self.parameters]
-        self._find_restored()
-
-    def stop(self, models: Sequence[int]) -> None:
-        """Keep every entry of ``models`` at its current value from now on."""
-        for param, reference, mask in zip(
-            self.parameters, self.references, self.masks, strict=True
-        ):
-            index = torch.as_tensor(list(models), dtype=torch.long, device=param.device)
-            reference[index] = param.detach()[index]
-            mask[index] = False
-        self._find_restored()
-
-    def _find_restored(self) -> None:
-        """The parameters with entries to restore (those not all updated),
-        each with its 0/1 mask of updated entries and its fixed values (zero
-        where updated)."""
-        self._restored = [
-            (param, mask.to(param.dtype), reference.masked_fill(mask, 0.0))
-            for param, reference, mask in zip(
-                self.parameters, self.references, self.masks, strict=True
-            )
-            if not bool(mask.all())
-        ]
-
-    @torch.no_grad()
-    def restore_(self) -> None:
-        """Put the fixed entries back (after an optimiser step).
-
-        ``param * updated + fixed`` is one pass, six times faster than
-        ``torch.where`` on CPU. It keeps the updated entries (a ``-0.0``
-        becomes ``0.0``) and puts back the fixed values bitwise, as long as the
-        optimiser step left them finite (a non-finite step has already made
-        that model diverge).
-        """
-        for param, updated, fixed in self._restored:
-            torch.addcmul(fixed, param, updated, out=param)
-
-
-class StackedStepper(Stepper):
-    """One iteration of ``K`` models stacked in one module.
-
-    The module evaluates all models at once and keeps what must not move
-    fixed; its protocol:
-
-    * ``stacked_losses(x, y)``: Tensor ``(K,)``, each model's
-      ``0.5 * mean((f_k(x[k]) - y[k]) ** 2)``, differentiable;
-    * ``predict(x)``: the outputs ``(K, n, ...)`` without autograd;
-    * optionally ``update_masks()``: ``(parameter, mask)`` pairs, the bool
-      mask (broadcastable, leading dimension ``K``) of the entries that may
-      change (e.g. a partially trainable layer's trainable neurons); the
-      stepper keeps the others, and every entry of a stopped model, at their
-      values (:class:`FixedEntries`);
-    * with ``alpha > 0``: ``squared_weight_norms()`` (Tensor ``(K,)``, the
-      penalised norms) and ``add_weight_decay_(weight_decay)`` (add
-      ``weight_decay`` times the penalised weights to their ``.grad``);
-    * optionally ``squared_error_gradients_(x, y, weight_decay=)``: the
-      losses of ``stacked_losses`` with the gradients of loss plus penalty
-      written into ``.grad`` by a hand-derived backward pass (used unless
-      ``gradients="autograd"``), and ``make_workspace()``, the reusable
-      buffers of that pass, which the stepper keeps and passes as
-      ``workspace=``.
-
-    Parameters
-    ----------
-    module : torch.nn.Module
-        The stacked models, trained in place.
-    X : Tensor of shape (n, ...) or (K, n, ...)
-        Inputs as the module takes them: shared by all models, or one set
-        per model (``per_model_data=True``).
-    y : Tensor of shape (n, ...) or (K, n, ...)
-        Targets, likewise.
-    solver : {"adam", "sgd", "gd"}
-    learning_rate : float or sequence of K floats
-        One step size, or (``"gd"``) one per model.
-    alpha, batch_size, shuffle
-        As for :class:`FirstOrderStepper` (the penalty is ``alpha / (2 n)``
-        times ``squared_weight_norms()``).
-    generators : sequence of K torch.Generator
-        Model ``k``'s generator of its mini-batch orders.
-    per_model_data : bool, default=False
-        Whether ``X`` and ``y`` hold one data set per model (full-batch
-        steps only: every such sweep takes them).
-    gradients : {"auto", "manual", "autograd"}, default="auto"
-        ``"auto"`` uses the module's hand-derived backward pass when it has
-        one.
-    schedule : sequence of (X, y, learning_rate), optional
-        For ``solver="gd"``: iteration ``i`` takes one step on the ``i``-th
-        data (per model, with ``per_model_data``) with the ``i``-th step
-        size(s).
-    """
-
-    def __init__(
-        self,
-        module,
-        X,
-        y,
-        *,
-        solver="adam",
-        learning_rate=1e-3,
-        alpha=0.0,
-        batch_size="auto",
-        shuffle=True,
-        generators,
-        per_model_data=False,
-        gradients="auto",
-        schedule=None,
-    ):
-        if solver not in FIRST_ORDER_SOLVERS:
-            raise ValueError(
-                f"Stacked training supports solver in {FIRST_ORDER_SOLVERS}; got "
-                f"solver={solver!r}. Fit such estimators one by one."
-            )
-        X, y, learning_rate = _first_of(schedule, solver, X, y, learning_rate)
-        self.schedule, self.iteration = schedule, 0
-        self.module, self.X, self.y = module, X, y
-        self.solver = solver
-        self._set_learning_rate(learning_rate)
-        self.n_models = len(generators)
-        self.per_model_data = per_model_data
-        n_samples = X.shape[1] if per_model_data else X.shape[0]
-        self.weight_decay = alpha / n_samples
-        self.manual = _hand_derived(module, gradients)
-        # The hand-derived pass's reusable buffers, kept here (not in the
-        # module) for the whole fit, when the module has any.
-        self._gradient_keywords = (
-            {"workspace": module.make_workspace()}
-            if self.manual and hasattr(module, "make_workspace")
-            else {}
-        )
-        # Weight decay is added to the gradients: one parameter group.
-        groups = [{"params": [p for p in module.parameters() if p.requires_grad]}]
-        self.optimizer = make_optimizer(groups, solver, self._optimizer_rate)
-        self.plan = EpochPlan(
-            n_samples,
-            batch_size,
-            solver,
-            shuffle=shuffle,
-            generators=generators,
-            device=X.device,
-            dtype=X.dtype,
-        )
-        if per_model_data and not self.plan.full_batch:
-            raise ValueError(
-                "Stacked training on one data set per model takes full-batch "
-                "steps (solver='gd'); got mini-batches."
-            )
-        self._outputs = None
-        masks = module.update_masks() if hasattr(module, "update_masks") else []
-        self.fixed = FixedEntries(groups[0]["params"], masks, self.n_models)
-
-    def _set_learning_rate(self, learning_rate) -> None:
-        """One step size, or one per model (a sequence of K, ``"gd"`` only:
-        each model's gradient is scaled by its own, the optimiser's is 1)."""
-        if isinstance(learning_rate, Real):
-            self.learning_rate, self._rates = float(learning_rate), None
-            self._optimizer_rate = self.learning_rate
-            return
-        if self.solver != "gd":
-            raise ValueError("One step size per model needs solver='gd'.")
-        self._rates = torch.as_tensor(
-            learning_rate, dtype=self.X.dtype, device=self.X.device
-        )
-        self.learning_rate = math.nan
-        self._optimizer_rate = 1.0
-
-    def model_learning_rate(self, k: int) -> float:
-        return self.learning_rate if self._rates is None else float(self._rates[k])
-
-    def _all_models(self, data: torch.Tensor) -> torch.Tensor:
-        """All rows of ``data`` for every model, ``(K, n, ...)``."""
-        if self.per_model_data:
-            return data
-        return data.expand(self.n_models, *data.shape)
-
-    @staticmethod
-    def _gather(data: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-        """The shared rows ``index[k]`` for each model, ``(K, batch, ...)``."""
-        return data.index_select(0, index.reshape(-1)).view(
-            *index.shape, *data.shape[1:]
-        )
-
-    def _penalty(self):
-        if self.weight_decay == 0.0:
-            return 0.0
-        return 0.5 * self.weight_decay * self.module.squared_weight_norms()
-
-    def _take_step(self, inputs, targets) -> torch.Tensor:
-        if self.manual:
-            losses = self.module.squared_error_gradients_(
-                inputs,
-                targets,
-                weight_decay=self.weight_decay,
-                **self._gradient_keywords,
-            )
-        else:
-            self.optimizer.zero_grad()
-            losses = self.module.stacked_losses(inputs, targets)
-            losses.sum().backward()
-            losses = losses.detach()
-            if self.weight_decay:
-                self.module.add_weight_decay_(self.weight_decay)
-        if self._rates is not None:
-            for param in self.fixed.parameters:
-                shape = (self.n_models,) + (1,) * (param.ndim - 1)
-                param.grad.mul_(self._rates.view(shape))
-        self.optimizer.step()
-        self.fixed.restore_()
-        return losses
-
-    def step(self, active) -> list[float]:
-        self._outputs = None
-        if self.schedule is not None:
-            self.X, self.y, rate = self.schedule[self.iteration]
-            self._set_learning_rate(rate)
-            for group in self.optimizer.param_groups:
-                group["lr"] = self._optimizer_rate
-        self.iteration += 1
-        if self.plan.full_batch:
-            with torch.no_grad():
-                start_penalty = self._penalty()
-            losses = self._take_step(self._all_models(self.X), self._all_models(self.y))
-            return (losses + start_penalty).tolist()
-        losses = [
-            self._take_step(self._gather(self.X, index), self._gather(self.y, index))
-            for index in self.plan.batches(active)
-        ]
-        with torch.no_grad():
-            return (self.plan.mean(losses) + self._penalty()).tolist()
-
-    def stop_models(self, models) -> None:
-        self.fixed.stop(models)
-
-    def _first_rows(self, data):
-        rows = slice(0, INITIAL_LOSS_ROWS)
-        return data[:, rows] if self.per_model_data else data[rows]
-
-    def _losses(self, X, y) -> torch.Tensor:
-        outputs = self.module.predict(self._all_models(X))
-        errors = (outputs - self._all_models(y)).flatten(1)
-        return 0.5 * errors.square().mean(1)
-
-    def initial_losses(self) -> list[float]:
-        # Loss plus penalty, as each step's loss (see _ModuleStepper).
-        with torch.no_grad():
-            losses = self._losses(self._first_rows(self.X), self._first_rows(self.y))
-            return (losses + self._penalty()).tolist()
-
-    def first_rows_and_outputs(self, k: int):
-        rows = self._all_models(self._first_rows(self.X))
-        if self._outputs is None:
-            self._outputs = self.module.predict(rows)
-        return rows[k], self._outputs[k]
-
-    def current_losses(self) -> list[float]:
-        return self._losses(self.X, self.y).tolist()
-
-
 def make_stepper(
     module,
     X,
     y,
     *,
     solver: str = "adam",
-    learning_rate_init: float = 1e-3,
+    learning_rate: float = 1e-3,
     alpha: float = 0.0,
     batch_size: int | str = "auto",
     shuffle: bool = True,
     generator: torch.Generator | None = None,
     loss: Callable = half_squared_error,
+    schedule=None,
 ) -> Stepper:
-    """The stepper of one module for ``solver`` (L-BFGS or first order), with
-    the estimators' parameter names."""
+    """The stepper of one module for ``solver``: :class:`LBFGSStepper` for
+    ``"lbfgs"``, else :class:`FirstOrderStepper` (whose parameters these
+    are). A fit plan's ``stepper_params`` are its keywords."""
     if solver == "lbfgs":
         return LBFGSStepper(module, X, y, alpha=alpha, loss=loss)
     return FirstOrderStepper(
@@ -789,10 +431,11 @@ def make_stepper(
         X,
         y,
         solver=solver,
-        learning_rate=learning_rate_init,
+        learning_rate=learning_rate,
         alpha=alpha,
         batch_size=batch_size,
         shuffle=shuffle,
         generator=generator,
         loss=loss,
+        schedule=schedule,
     )

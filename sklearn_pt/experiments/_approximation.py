@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .._engine import make_generator, solve_ridge
+from .._torch_bridge import make_generator, solve_ridge
 from ..kernels import BiasedReLUKernel
 from ..neural_network._partial import _leverage_order
 from ..theory import (
@@ -264,7 +264,7 @@ def approximation_error(
     drawn from the initialisation, and
     ``m - round(P m)`` neurons of the initialisation, bias range
     ``init_scale``. No hidden neuron is trained: only the readout is solved
-    on all of ``X_train``, by :func:`~sklearn_pt._engine.solve_ridge`.
+    on all of ``X_train``, by :func:`~sklearn_pt._torch_bridge.solve_ridge`.
 
     Parameters
     ----------
@@ -277,7 +277,7 @@ def approximation_error(
     init_scale : float
     seed : int
         Seed of the network's generator
-        (:func:`~sklearn_pt._engine.make_generator`).
+        (:func:`~sklearn_pt._torch_bridge.make_generator`).
     n_select : int, default=None
         Number of leading rows of ``X_train`` that the neurons are selected
         on (the training inputs the estimator would see); None: all.

@@ -13,9 +13,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .._engine import resolve_device
 from .._plotting import PlotDependencyError, import_matplotlib
 from .._progress import progress_bar
+from .._torch_bridge import resolve_device
 from ._verdicts import Verdict
 
 __all__ = [

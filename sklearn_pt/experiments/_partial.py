@@ -25,8 +25,7 @@ from sklearn.metrics import mean_squared_error
 
 from .._progress import run_tasks
 from ..exceptions import DivergenceError
-from ..model_selection import PhaseTransitionDisplay, proportion_curve
-from ..model_selection._batched import fit_batched
+from ..model_selection import PhaseTransitionDisplay, fit_stacked, proportion_curve
 from ..neural_network import PartiallyTrainableRegressor
 from ..theory import (
     biased_relu_alpha,
@@ -384,7 +383,7 @@ def sweep_stacked(
 ) -> dict:
     """:func:`sweep_variants` for estimators that differ only in what builds
     the initial network (``init_scale``, ``trainable_selection``, ...; see
-    :func:`~sklearn_pt.model_selection._batched.fit_batched`): per seed,
+    :func:`~sklearn_pt.model_selection.fit_stacked`): per seed,
     every P of every estimator trains in one batch, on the same data and
     split as :func:`sweep_proportions`, and gives the same errors (to
     rounding). A fit that diverges scores NaN. ``n_jobs`` runs the seeds in
@@ -418,7 +417,7 @@ def _stacked_errors(estimators, preset, seed: int) -> np.ndarray:
     ]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        fitted = fit_batched(configs, *splits[0])
+        fitted = fit_stacked(configs, *splits[0])
     errors = [
         [np.nan, np.nan]
         if isinstance(fit, DivergenceError)

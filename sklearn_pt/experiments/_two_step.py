@@ -31,7 +31,7 @@ from sklearn.linear_model import RidgeCV
 from .._progress import run_tasks
 from ..datasets import make_single_index
 from ..feature_extraction import TwoStepFeatures
-from ..neural_network._two_step import RIDGE_ALPHAS, standardise_targets
+from ..neural_network._two_step_plan import RIDGE_ALPHAS, standardise_targets
 from ..nn._activations import activation_function
 from ..spectral import WeightSpectrum
 from ..theory import count_signal_outliers, spike_count, two_step_signal

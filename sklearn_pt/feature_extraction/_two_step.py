@@ -19,9 +19,9 @@ from .._base import (
     validate_input,
 )
 from .._compat import _fit_context, validate_data
-from .._engine import predict_numpy
+from .._torch_bridge import predict_numpy
 from .._training import FitPlan
-from ..neural_network._two_step import (
+from ..neural_network._two_step_plan import (
     _TWO_STEP_CONSTRAINTS,
     _check_step_params,
     plan_two_steps,
@@ -165,6 +165,12 @@ class TwoStepFeatures(
         self.device = device
         self.dtype = dtype
 
+    _stacked_parameters: ClassVar[frozenset] = frozenset(
+        {"step_size_exponents", "step_size_constants", "random_state"}
+    )
+    """The parameters in which fits stacked by
+    :func:`~sklearn_pt.model_selection.fit_stacked` may differ."""
+
     @keep_state_on_error
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -199,9 +205,11 @@ class TwoStepFeatures(
                 f"least 2 samples; got n_samples={X.shape[0]}."
             )
 
-        def keep_features(network, readout_mask):
+        def keep_features(network, readout_mask, steps):
+            steps.set_on(self)
             self.module_ = network.feature_map
             self._n_features_out = width
+            return self
 
         return plan_two_steps(self, X, y, then=keep_features)
 

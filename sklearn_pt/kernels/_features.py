@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._base import keep_state_on_error, validate_input
 from .._compat import Interval, _fit_context, validate_data
-from .._engine import make_generator
+from .._torch_bridge import make_generator
 from ..nn import spherical_biased_relu_init
 
 __all__ = ["BiasedReLUFeatures"]

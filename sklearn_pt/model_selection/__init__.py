@@ -7,10 +7,9 @@ from ._sample_ratio import (
     sample_ratio_curve,
     sample_ratio_threshold,
 )
-from ._stacked import STACKED_PARAMETERS, fit_stacked
+from ._stacked import fit_stacked
 
 __all__ = [
-    "STACKED_PARAMETERS",
     "PhaseTransitionDisplay",
     "ProportionCurveResult",
     "fit_stacked",

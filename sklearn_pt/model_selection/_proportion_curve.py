@@ -15,11 +15,12 @@ from sklearn.utils import indexable
 
 from .._compat import _safe_indexing
 from .._progress import progress_bar, quiet_fit, run_tasks, warn_convergence
-from ._batched import batched_unsupported_reason, batched_validation_curves
+from ._stacked import stacked_fit_unsupported
+from ._stacked_curves import stacked_validation_curves
 
 __all__ = ["ProportionCurveResult", "proportion_curve"]
 
-STRATEGIES = ("auto", "batched", "sequential")
+STRATEGIES = ("auto", "stacked", "sequential")
 
 
 class ProportionCurveResult(tuple):
@@ -118,23 +119,25 @@ def proportion_curve(
     random_states : sequence of int or None, default=(0,)
         One seed per repetition; None keeps the estimator's own
         ``random_state`` and gives a single repetition.
-    strategy : {"auto", "batched", "sequential"}, default="auto"
+    strategy : {"auto", "stacked", "sequential"}, default="auto"
         ``"sequential"``: independent fits of clones through joblib.
-        ``"batched"``: for each cross-validation split, the
+        ``"stacked"``: for each cross-validation split, the
         ``n_proportions * n_seeds`` networks are trained together as one
         stacked model on the estimator's device (one batched matrix product
         per layer, one optimiser step per mini-batch for all of them; see
-        Notes). Needs a
-        :class:`~sklearn_pt.neural_network.PartiallyTrainableRegressor` itself
-        (not a pipeline or a subclass), ``param_name`` one of the
-        parameters that only choose the initial network
-        (``trainable_proportion``, ``random_state``, ``init_scale``,
-        ``trainable_selection``, ``leverage_pool_size``) and ``solver`` in
-        ``{"adam", "sgd", "gd"}`` (either ``trainable_selection``, either
-        ``readout``); otherwise a ValueError says which rule fails.
-        ``"auto"``: batched when all these rules hold, sequential otherwise.
+        Notes). Needs a stackable estimator (not a pipeline), e.g. a
+        :class:`~sklearn_pt.neural_network.PartiallyTrainableRegressor` (or
+        a subclass), with ``param_name`` one of its class's
+        ``_stacked_parameters`` (there: the parameters that only choose the
+        initial network, ``trainable_proportion``, ``random_state``,
+        ``init_scale``, ``trainable_selection``, ``leverage_pool_size``) and
+        ``solver`` in ``{"adam", "sgd", "gd"}`` (either
+        ``trainable_selection``, either ``readout``); otherwise a ValueError
+        says which rule fails (see
+        :func:`~sklearn_pt.model_selection.fit_stacked`).
+        ``"auto"``: stacked when all these rules hold, sequential otherwise.
     verbose : int, default=0
-        Show a progress bar over the fits (the batched strategy: over the
+        Show a progress bar over the fits (the stacked strategy: over the
         splits) on stderr when positive.
 
     Returns
@@ -149,7 +152,7 @@ def proportion_curve(
 
     Notes
     -----
-    Both strategies return the same arrays: the batched one reproduces each
+    Both strategies return the same arrays: the stacked one reproduces each
     network's sequential fit (initial weights, trainable neurons and
     mini-batch order from its own ``random_state``, the same optimiser, its own
     early stopping, loss curve and divergence checks), up to the rounding of
@@ -157,19 +160,19 @@ def proportion_curve(
     float32: ``strategy="sequential"`` gives bitwise the scores of
     ``validation_curve``). A fit that
     diverges scores NaN in both, with a
-    :class:`~sklearn.exceptions.FitFailedWarning`. The batched strategy
+    :class:`~sklearn.exceptions.FitFailedWarning`. The stacked strategy
     computes the splits once for all seeds (as the sequential one does for a
     deterministic splitter, e.g. an int ``cv``), ignores ``n_jobs`` (one
     process; torch threads the products) and keeps all ``K`` networks of a
     split on the device together, so it needs ``K`` times the memory of one
     fit. Networks that stop early keep being evaluated (their weights are
     held fixed) until the last one stops. The estimator's ``verbose`` is not
-    used by the batched strategy (no per-iteration printing). With the
-    default ``scoring`` (the R^2 of ``score``) or ``"r2"``, the batched
-    strategy also scores all the networks of a split from one batched
+    used by the stacked strategy (no per-iteration printing). With the
+    default ``scoring`` (the R^2 of ``score``) or ``"r2"``, the stacked
+    strategy also scores all the networks of a split from one stacked
     prediction. The speed-up is largest where one fit is dominated by
     per-step overhead (narrow networks, GPUs): on a 2-core CPU, 16
-    proportions x 2 splits ran 4.5 to 6 times faster batched at width 512 and
+    proportions x 2 splits ran 4.5 to 6 times faster stacked at width 512 and
     8 times at width 64 (3 times at width 512 on one thread;
     ``benchmarks/bench_sweep.py``).
 
@@ -202,15 +205,15 @@ def proportion_curve(
     seeds = [None] if random_states is None else list(random_states)
     if not seeds:
         raise ValueError("random_states must hold at least one seed, or be None.")
-    reason = batched_unsupported_reason(estimator, param_name)
-    if strategy == "batched" and reason is not None:
+    reason = stacked_fit_unsupported(estimator, param_name)
+    if strategy == "stacked" and reason is not None:
         raise ValueError(
-            f"strategy='batched' cannot run this sweep: {reason}. Use "
+            f"strategy='stacked' cannot run this sweep: {reason}. Use "
             "strategy='auto' to fall back to sequential fits when batching is "
             "not possible."
         )
     if strategy != "sequential" and reason is None:
-        train, test = batched_validation_curves(
+        train, test = stacked_validation_curves(
             estimator,
             X,
             y,

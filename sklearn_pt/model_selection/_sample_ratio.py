@@ -15,11 +15,8 @@ from .._progress import progress_bar, run_tasks
 from ..exceptions import DivergenceError
 from ..metrics import estimator_overlap
 from ..neural_network._first_layer import FirstLayerGDRegressor, width_and_learning_rate
-from ..neural_network._first_layer_stacked import (
-    fit_stacked,
-    stacked_fit_unsupported_reason,
-)
 from ._proportion_curve import STRATEGIES, random_state_name
+from ._stacked import fit_stacked_datasets, stacked_fit_unsupported
 
 __all__ = [
     "rate_crossing",
@@ -107,11 +104,23 @@ def _one_run(estimator, make_data, n_samples, n_features, seed, n_test, *scoring
 def _stacked_runs(estimator, make_data, n_samples, n_features, seeds, n_test, *scoring):
     """:func:`_score` of the fits of every seed at one delta, stacked."""
     draws = [_draw(make_data, n_samples, n_features, s, n_test) for s in seeds]
-    models = fit_stacked(
+    models = fit_stacked_datasets(
         [_seeded(estimator, seed) for seed in seeds], [draw[0] for draw in draws]
     )
     pairs = zip(models, draws, strict=True)
     return [_score(model, *draw, *scoring) for model, draw in pairs]
+
+
+def _stacked_sweep_unsupported(estimator) -> str | None:
+    """Why the runs of a sample-ratio sweep (one data set per seed) cannot
+    be stacked, or None."""
+    reason = stacked_fit_unsupported(estimator, "random_state")
+    if reason is None and not getattr(estimator, "_stacks_datasets", False):
+        reason = (
+            f"a {type(estimator).__name__} stacks fits on one training set, and "
+            "each run draws its own"
+        )
+    return reason
 
 
 def rate_crossing(
@@ -231,19 +240,19 @@ def sample_ratio_curve(
         ``make_data`` call as the training samples (so with the same
         directions). None: 1000 with ``criterion="test_loss"``, else 0 (no
         test loss).
-    strategy : {"auto", "batched", "sequential"}, default="auto"
-        ``"batched"``: the fits of all repetitions at one delta run as one
+    strategy : {"auto", "stacked", "sequential"}, default="auto"
+        ``"stacked"``: the fits of all repetitions at one delta run as one
         stacked gradient descent (for a
         :class:`~sklearn_pt.neural_network.FirstLayerGDRegressor` with
         ``init="random"``, no Hessian monitoring and ``verbose=0``): the
         same fits to rounding, faster where a step costs little beside its
         per-step overhead (2.6 to 2.8 times at ``d = 200``, width 4, on
         two CPU threads; ``benchmarks/bench_sample_ratio.py``).
-        ``"sequential"``: one ``fit`` per run. ``"auto"``: batched when
+        ``"sequential"``: one ``fit`` per run. ``"auto"``: stacked when
         possible.
     n_jobs : int, default=None
         Parallel fits (joblib; ``-1`` for all cores): runs, or deltas when
-        batched.
+        stacked.
     random_state : int or None, default=0
         Seeds the data and estimator of every repetition: repetition ``r``
         uses the same seed at every ``delta`` (common random numbers, for
@@ -315,12 +324,12 @@ def sample_ratio_curve(
             f"{strategy!r}."
         )
     final = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
-    reason = stacked_fit_unsupported_reason(final)
+    reason = _stacked_sweep_unsupported(final)
     if final is not estimator and reason is None:
         reason = "the estimator is a pipeline"
-    if strategy == "batched" and reason is not None:
+    if strategy == "stacked" and reason is not None:
         raise ValueError(
-            f"strategy='batched' cannot run this sweep: {reason}. Use "
+            f"strategy='stacked' cannot run this sweep: {reason}. Use "
             "strategy='auto' to fall back to one fit per run."
         )
     if not isinstance(n_test, Integral) or n_test < 0:

@@ -1,58 +1,143 @@
-"""Fit many estimators of one kind as one stacked computation."""
+"""Fit many estimators of one kind as one stacked computation.
+
+One generic stacked fit for every stackable estimator: each estimator plans
+its fit (``plan_fit``), the first plan's ``stack`` stacks the plans, one
+:func:`~sklearn_pt._training.fit_loop` trains them, and each plan is
+completed with its model's outcome (:func:`~sklearn_pt._training.run_stacked`).
+What may differ between the estimators is their class's
+``_stacked_parameters``; :func:`stacked_fit_unsupported` says why a
+configuration cannot be stacked.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 
-from ..exceptions import DivergenceError
-from ..feature_extraction import TwoStepFeatures
-from ..neural_network import (
-    FirstLayerGDRegressor,
-    PartiallyTrainableRegressor,
-    TwoStepFeatureLearner,
-    _first_layer_stacked,
-    _two_step_stacked,
-)
-from ._batched import BATCHED_PARAMETERS, fit_batched
+import numpy as np
 
-__all__ = ["STACKED_PARAMETERS", "fit_stacked"]
+from .._base import fit_keeping_states
+from .._training import run_stacked
 
-STACKED_PARAMETERS = {
-    PartiallyTrainableRegressor: BATCHED_PARAMETERS,
-    FirstLayerGDRegressor: _first_layer_stacked.PER_FIT,
-    TwoStepFeatureLearner: _two_step_stacked.PER_FIT,
-    TwoStepFeatures: _two_step_stacked.PER_FIT,
-}
-"""Per estimator class, the parameters in which the estimators stacked by
-:func:`fit_stacked` may differ."""
+__all__ = ["fit_stacked", "stacked_fit_unsupported"]
 
 
-def fit_stacked(
-    estimators: Sequence, X, y
-) -> list[PartiallyTrainableRegressor | FirstLayerGDRegressor | DivergenceError]:
+def stacked_fit_unsupported(estimator, param_name: str | None = None) -> str | None:
+    """Why fits of ``estimator`` (differing in ``param_name``) cannot be
+    stacked by :func:`fit_stacked`, or None when they can.
+
+    Parameters
+    ----------
+    estimator : estimator
+    param_name : str, optional
+        The parameter a sweep varies.
+
+    Returns
+    -------
+    str or None
+
+    Examples
+    --------
+    >>> from sklearn_pt.model_selection._stacked import stacked_fit_unsupported
+    >>> from sklearn_pt.neural_network import PartiallyTrainableRegressor
+    >>> print(stacked_fit_unsupported(PartiallyTrainableRegressor(),
+    ...                               "trainable_proportion"))
+    None
+    >>> stacked_fit_unsupported(PartiallyTrainableRegressor(solver="lbfgs"))
+    "solver='lbfgs' is not elementwise (stacked solvers: 'adam', 'sgd', 'gd')"
+    """
+    name = type(estimator).__name__
+    stacked = getattr(estimator, "_stacked_parameters", None)
+    if stacked is None or not hasattr(estimator, "plan_fit"):
+        return (
+            f"{name} fits cannot be stacked (its class declares no "
+            "_stacked_parameters and no fit plan that stacks; pipelines are "
+            "not stacked)"
+        )
+    if param_name is not None and param_name not in stacked:
+        if param_name not in estimator.get_params(deep=False):
+            return f"a {name} has no parameter {param_name!r}"
+        return (
+            f"param_name={param_name!r} is not one of the parameters in which "
+            f"stacked {name} fits may differ ({_quoted(sorted(stacked))})"
+        )
+    unsupported = getattr(estimator, "_stacked_fit_unsupported", None)
+    return None if unsupported is None else unsupported()
+
+
+def _quoted(names) -> str:
+    return ", ".join(repr(name) for name in names)
+
+
+def check_stackable(estimators) -> None:
+    """Raise a ValueError naming the parameter and the fix unless
+    ``estimators`` are of one stackable class and differ only in its
+    ``_stacked_parameters``."""
+    if not estimators:
+        raise ValueError("fit_stacked needs at least one estimator.")
+    kinds = {type(estimator) for estimator in estimators}
+    if len(kinds) != 1:
+        names = sorted(kind.__name__ for kind in kinds)
+        raise ValueError(
+            f"fit_stacked fits estimators of one class; got {', '.join(names)}. "
+            "Call it once per class."
+        )
+    template = estimators[0]
+    reason = stacked_fit_unsupported(template)
+    if reason is not None:
+        raise ValueError(f"Cannot stack these fits: {reason}. Fit each on its own.")
+    stacked = template._stacked_parameters
+    reference = template.get_params(deep=False)
+    for estimator in estimators[1:]:
+        params = estimator.get_params(deep=False)
+        different = sorted(
+            name
+            for name, value in reference.items()
+            if name not in stacked and not _same_value(params[name], value)
+        )
+        if different:
+            raise ValueError(
+                f"Stacked {type(template).__name__} fits may differ only in "
+                f"{_quoted(sorted(stacked))}; these differ too: "
+                f"{_quoted(different)}. Set them equal, or stack each group of "
+                "equal values apart."
+            )
+
+
+def _same_value(a, b) -> bool:
+    if a is b:
+        return True
+    try:
+        return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+    except (TypeError, ValueError):
+        return False
+
+
+def fit_stacked(estimators: Sequence, X, y) -> list:
     """Fit estimators that differ only in their seeds, initial networks or
     step sizes on ``(X, y)``, all at once.
 
     A sweep of one of the papers fits the same estimator many times, changing
-    only what :data:`STACKED_PARAMETERS` lists for its class: the trainable
+    only what its class's ``_stacked_parameters`` attribute lists: the trainable
     proportion and seed of a :class:`PartiallyTrainableRegressor`, the seed of
     a :class:`FirstLayerGDRegressor`, the step-size exponents, constants and
     seed of a :class:`TwoStepFeatureLearner` or
     :class:`~sklearn_pt.feature_extraction.TwoStepFeatures`. Here their
-    networks live in stacked tensors and each training step is one batched
+    networks live in stacked tensors and each training step is one stacked
     computation for all of them; each estimator ends fitted as its own
     ``fit(X, y)`` would leave it (equal to rounding: about ``1e-10``
     relative in float64).
 
     This is what :func:`proportion_curve` and :func:`sample_ratio_curve` do
-    with ``strategy="batched"``; call it for any other grid, e.g. a grid over
+    with ``strategy="stacked"``; call it for any other grid, e.g. a grid over
     step-size exponents and seeds, with a list of configured clones.
 
     Parameters
     ----------
     estimators : sequence of estimators
-        Of one class among :data:`STACKED_PARAMETERS`, equal in every
-        parameter but those it lists for that class. Fitted in place.
+        Of one stackable class (one with a ``_stacked_parameters``
+        attribute), equal in every parameter but those it lists. Fitted in
+        place.
     X : array-like of shape (n_samples, n_features)
         Training inputs, the same for every estimator.
     y : array-like of shape (n_samples,) or (n_samples, n_outputs)
@@ -74,11 +159,21 @@ def fit_stacked(
 
     See Also
     --------
-    proportion_curve : The trainable-proportion sweep, batched by default.
-    sample_ratio_curve : The sample-ratio sweep, batched by default.
+    proportion_curve : The trainable-proportion sweep, stacked by default.
+    sample_ratio_curve : The sample-ratio sweep, stacked by default.
 
     Notes
     -----
+    An estimator is stackable when its class declares
+    ``_stacked_parameters`` (a frozenset of parameter names) and its
+    ``plan_fit`` returns a :class:`~sklearn_pt._training.FitPlan` whose
+    ``stack`` stacks such plans (a
+    :class:`~sklearn_pt._training.StackedFit`); it may define
+    ``_stacked_fit_unsupported()``, the reason (or None) a configuration
+    cannot be stacked, and ``_stacked_planning()``, a context manager in
+    which the plans of one stacked fit are made (e.g. to draw once what
+    several plans share).
+
     On a CPU the stacked step does the arithmetic of the ``K`` separate fits
     and saves their per-call overhead: on two cores
     ``benchmarks/bench_sweep.py`` measures 4.5 to 6 times (a proportion
@@ -118,35 +213,25 @@ def fit_stacked(
     True
     """
     estimators = list(estimators)
-    if not estimators:
-        raise ValueError("fit_stacked needs at least one estimator.")
-    kinds = {type(estimator) for estimator in estimators}
-    if len(kinds) != 1:
-        names = sorted(kind.__name__ for kind in kinds)
-        raise ValueError(
-            f"fit_stacked fits estimators of one class; got {', '.join(names)}. "
-            "Call it once per class."
-        )
-    (kind,) = kinds
-    for stacked_class, fit in _STACKED_FITS.items():
-        if issubclass(kind, stacked_class):
-            return fit(estimators, X, y)
-    supported = ", ".join(cls.__name__ for cls in STACKED_PARAMETERS)
-    raise ValueError(
-        f"fit_stacked cannot stack {kind.__name__} fits (it stacks {supported}); "
-        "fit each estimator on its own."
-    )
+    return fit_stacked_datasets(estimators, [(X, y)] * len(estimators))
 
 
-def _fit_first_layers(estimators, X, y) -> list:
-    datasets = [(X, y)] * len(estimators)
-    return _first_layer_stacked.fit_stacked(estimators, datasets)
+def fit_stacked_datasets(estimators: Sequence, datasets: Sequence) -> list:
+    """:func:`fit_stacked` with one training set ``(X, y)`` per estimator
+    (the estimator's stacking must take it: e.g. first-layer GD on data sets
+    of one shape)."""
+    estimators = list(estimators)
+    check_stackable(estimators)
+    if len(datasets) != len(estimators):
+        raise ValueError("Pass one (X, y) per estimator.")
 
+    def fit(models) -> list:
+        planning = getattr(models[0], "_stacked_planning", nullcontext)
+        with planning():  # e.g. draws shared by the plans, made once
+            plans = [
+                model.plan_fit(X, y)
+                for model, (X, y) in zip(models, datasets, strict=True)
+            ]
+        return run_stacked(plans)
 
-_STACKED_FITS = {
-    PartiallyTrainableRegressor: fit_batched,
-    FirstLayerGDRegressor: _fit_first_layers,
-    TwoStepFeatureLearner: _two_step_stacked.fit_two_steps_stacked,
-    TwoStepFeatures: _two_step_stacked.fit_two_steps_stacked,
-}
-"""Per class of :data:`STACKED_PARAMETERS`, its stacked fit."""
+    return fit_keeping_states(estimators, fit)

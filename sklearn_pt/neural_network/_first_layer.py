@@ -25,22 +25,21 @@ from .._compat import (
     _fit_context,
     validate_data,
 )
-from .._engine import DeviceString, as_tensor, predict_numpy
+from .._torch_bridge import TORCH_PARAMETER_CONSTRAINTS, as_tensor, predict_numpy
 from .._training import (
     Callback,
     DivergenceCheck,
     EvalSetRecorder,
-    FirstOrderStepper,
     FitPlan,
     LossHistory,
     PrintLog,
+    StackedFit,
 )
 from ..decomposition import SpectralEstimator
 from ..metrics import neuron_overlap
-from ..nn import FirstLayerNetwork
-from ..nn._activations import ACTIVATIONS
-from ..spectral._hessian import HessianMonitor
-from ._two_step import check_width
+from ..nn import ACTIVATIONS, FirstLayerNetwork, StackedFirstLayerNetwork
+from ..spectral import HessianMonitor
+from ._two_step_plan import check_width
 
 __all__ = ["ACTIVATIONS", "FirstLayerGDRegressor"]
 
@@ -243,8 +242,7 @@ default="ones"
         "hessian_k": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
-        "device": [DeviceString()],
-        "dtype": [StrOptions({"float32", "float64"})],
+        **TORCH_PARAMETER_CONSTRAINTS,
     }
 
     def __init__(
@@ -275,6 +273,24 @@ default="ones"
         self.verbose = verbose
         self.device = device
         self.dtype = dtype
+
+    _stacked_parameters: ClassVar[frozenset] = frozenset({"random_state"})
+    """The parameters in which fits stacked by
+    :func:`~sklearn_pt.model_selection.fit_stacked` may differ."""
+    _stacks_datasets: ClassVar[bool] = True
+    """Stacked fits may each take their own training set (of one shape)."""
+
+    def _stacked_fit_unsupported(self) -> str | None:
+        """Why this estimator's fits cannot be stacked, or None."""
+        if not (isinstance(self.init, str) and self.init == "random"):
+            return "init is not 'random'"
+        if self.hessian_every is not None:
+            return "hessian_every records Hessian spectra during the fit"
+        if self.verbose:
+            return "verbose prints every iteration of each fit"
+        if not isinstance(self.activation, str):
+            return "a callable activation"
+        return None
 
     @keep_state_on_error
     @_fit_context(prefer_skip_nested_validation=True)
@@ -342,7 +358,6 @@ default="ones"
         ).to(device)
         X_t = as_tensor(X, device=device, dtype=dtype)
         y_t = as_tensor(y, device=device, dtype=dtype)
-        params = {"solver": "gd", "learning_rate": learning_rate}
 
         def finish(plan, result):
             history = {}
@@ -351,18 +366,18 @@ default="ones"
                     history.update(callback.fitted_history())
             return self._set_fitted(plan.module, second_layer, history, result, device)
 
+        callbacks = self._callbacks(module, X_t, y_t, test, directions)
+        stackable = self._stacked_fit_unsupported() is None and len(callbacks) == 2
         return FitPlan(
             module=module,
             finish=finish,
-            stepper=lambda plan: FirstOrderStepper(
-                plan.module, plan.X, plan.y, **params
-            ),
+            stepper_params={"solver": "gd", "learning_rate": learning_rate},
             max_iter=self.max_iter,
-            callbacks=self._callbacks(module, X_t, y_t, test, directions),
+            callbacks=callbacks,
             X=X_t,
             y=y_t,
             generator=generator,
-            stepper_params=params,
+            stack=_stack_plans if stackable else None,
         )
 
     def _callbacks(self, module, X_t, y_t, test, directions) -> list[Callback]:
@@ -530,3 +545,38 @@ class _HessianHistory(HessianMonitor):
         if "overlaps" in self.history:
             history["hessian_overlap"] = np.array(self.history["overlaps"])
         return history
+
+
+def _stack_plans(plans) -> StackedFit:
+    """The stacking of :class:`FirstLayerGDRegressor` fit plans (one data set
+    of one shape per plan): their first layers as one ``(K, m, d)`` tensor,
+    one full-batch GD step for all, each plan's loss history handed back."""
+    if len({plan.X.shape for plan in plans}) != 1:
+        raise ValueError("Cannot stack these fits: the data sets differ in shape.")
+    first = plans[0].module
+    module = StackedFirstLayerNetwork(
+        torch.stack([plan.module.weight.detach() for plan in plans]),
+        first.second_layer,
+        first.activation,
+    )
+    history = LossHistory()
+
+    def hand_back(outcomes) -> None:
+        for k, plan in enumerate(plans):
+            with torch.no_grad():
+                plan.module.weight.copy_(module.weight[k])
+            plan.callbacks[-1].adopt(history, k)  # its LossHistory
+
+    return StackedFit(
+        module=module,
+        stepper_args={
+            "X": torch.stack([plan.X for plan in plans]),
+            "y": torch.stack([plan.y for plan in plans]),
+            "generators": [None] * len(plans),  # full batch: no row order
+            "per_model_data": True,
+            **plans[0].stepper_params,
+        },
+        max_iter=plans[0].max_iter,
+        callbacks=[DivergenceCheck(), history],
+        hand_back=hand_back,
+    )

@@ -21,8 +21,7 @@ from .._base import (
     validate_input,
 )
 from .._compat import Interval, StrOptions, _fit_context, validate_data
-from .._engine import (
-    SOLVERS,
+from .._torch_bridge import (
     TRAINING_PARAMETER_CONSTRAINTS,
     as_tensor,
     predict_numpy,
@@ -30,20 +29,24 @@ from .._engine import (
 )
 from .._training import (
     FIRST_ORDER_SOLVERS,
+    SOLVERS,
     FitPlan,
+    StackedFit,
     TrainingResult,
     default_callbacks,
-    make_stepper,
+    half_squared_error,
+    penalty,
 )
 from ..kernels import ridge_leverage_scores
 from ..kernels._leverage import leverage_scores_at_degrees_of_freedom
 from ..nn import (
     PartiallyTrainableMLP,
+    StackedPartiallyTrainableMLP,
+    append_ones,
     project_to_sphere,
     random_trainable_mask,
     spherical_biased_relu_init,
 )
-from ..nn._batched import BatchedPartiallyTrainableMLP
 
 __all__ = ["PartiallyTrainableRegressor"]
 
@@ -246,7 +249,7 @@ class _StandardisedTarget(np.ndarray):
     ``offset`` and ``scale`` (one value per output) give the raw targets as
     ``self * scale + offset``. :meth:`PartiallyTrainableRegressor._set_fitted`
     folds that map into the readout (when a fit plan completes, also in the
-    batched sweep of :mod:`sklearn_pt.model_selection`).
+    stacked sweep of :mod:`sklearn_pt.model_selection`).
     """
 
     offset: np.ndarray
@@ -305,9 +308,8 @@ def _fit_ridge_readout(module, X, y, alpha) -> TrainingResult:
         coef, intercept = solve_ridge(features, y, alpha)
         module.readout.weight.copy_(coef)
         module.readout.bias.copy_(intercept)
-        residual = module.readout(features) - y
-        objective = (
-            0.5 * residual.square().mean() + 0.5 * alpha / len(X) * coef.square().sum()
+        objective = half_squared_error(module.readout(features), y) + penalty(
+            [coef], alpha / len(X)
         )
     return TrainingResult(loss_curve=[float(objective)], n_iter=1, converged=True)
 
@@ -612,6 +614,23 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         self.device = device
         self.dtype = dtype
 
+    _stacked_parameters: ClassVar[frozenset] = frozenset(
+        {
+            "trainable_proportion",
+            "random_state",
+            "init_scale",
+            "trainable_selection",
+            "leverage_pool_size",
+        }
+    )
+    """The parameters in which fits stacked by
+    :func:`~sklearn_pt.model_selection.fit_stacked` may differ: they choose
+    the initial network (its weights and which neurons train), not how it
+    trains."""
+    _stacked_planning = staticmethod(leverage_order_cache)
+    """The plans of a stacked fit are made in :func:`leverage_order_cache`:
+    one leverage pool and scoring per seed, not per ``P``."""
+
     @keep_state_on_error
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -636,8 +655,9 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         """Validate ``(X, y)`` and build what :meth:`fit` trains, untrained.
 
         The protocol of every torch-backed estimator (``fit`` is
-        ``plan.complete(plan.run())``), which the batched sweeps use to train
-        many plans as one stacked model.
+        ``plan.complete(plan.run())``); the plan's ``stack`` trains many
+        plans as one :class:`~sklearn_pt.nn.StackedPartiallyTrainableMLP`
+        (:func:`~sklearn_pt.model_selection.fit_stacked`).
 
         Parameters
         ----------
@@ -670,12 +690,6 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         y_t = as_tensor(y_2d, device=device, dtype=dtype)
         module = self._build_module(X_t, y_2d.shape[1], generator)
         closed_form_only = self._readout_in_closed_form_only(module)
-        params = self._stepper_params()
-
-        def stepper(plan):
-            return make_stepper(
-                plan.module, plan.X, plan.y, generator=plan.generator, **params
-            )
 
         def finish(plan, result):
             if not closed_form_only:
@@ -686,39 +700,43 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         return FitPlan(
             module=module,
             finish=finish,
-            stepper=None if closed_form_only else stepper,
-            closed_form=lambda plan: _fit_ridge_readout(
-                plan.module, plan.X, plan.y, self.alpha
+            stepper_params={
+                "solver": self.solver,
+                "learning_rate": self.learning_rate_init,
+                "alpha": self.alpha,
+                "batch_size": self.batch_size,
+                "shuffle": self.shuffle,
+            },
+            closed_form=(
+                (
+                    lambda plan: _fit_ridge_readout(
+                        plan.module, plan.X, plan.y, self.alpha
+                    )
+                )
+                if closed_form_only
+                else None
             ),
             max_iter=self.max_iter,
             callbacks=self._callbacks(),
             X=X_t,
             y=y_t,
             generator=generator,
-            stepper_params=params,
-            stacking=(
-                BatchedPartiallyTrainableMLP
-                if self.solver in FIRST_ORDER_SOLVERS
-                else None
-            ),
+            stack=_stack_plans if self.solver in FIRST_ORDER_SOLVERS else None,
         )
 
-    def _stepper_params(self) -> dict:
-        """The parameters of one training iteration, as keywords of
-        :func:`~sklearn_pt._training.make_stepper` (a fit plan's
-        ``stepper_params``, which the batched sweep gives its stacked
-        stepper)."""
-        return {
-            "solver": self.solver,
-            "learning_rate_init": self.learning_rate_init,
-            "alpha": self.alpha,
-            "batch_size": self.batch_size,
-            "shuffle": self.shuffle,
-        }
+    def _stacked_fit_unsupported(self) -> str | None:
+        """Why this estimator's fits cannot be stacked, or None."""
+        if self.solver not in FIRST_ORDER_SOLVERS:
+            return (
+                f"solver={self.solver!r} is not elementwise (stacked solvers: "
+                + ", ".join(repr(s) for s in FIRST_ORDER_SOLVERS)
+                + ")"
+            )
+        return None
 
     def _callbacks(self) -> list:
         """What stops, checks and reports training (a fit plan's callbacks,
-        also those of the batched sweep): divergence checks, the log with
+        also those of a stacked fit): divergence checks, the log with
         ``verbose``, early stopping on ``tol``/``n_iter_no_change`` and the
         warning at ``max_iter``."""
         return default_callbacks(
@@ -853,3 +871,36 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         tags.target_tags.multi_output = True
         tags.target_tags.single_output = True
         return tags
+
+
+def _stack_plans(plans) -> StackedFit:
+    """The stacking of :class:`PartiallyTrainableRegressor` fit plans: their
+    networks as one stacked module, trained on the (one) training set by
+    mini-batches drawn from each plan's generator, with the first plan's
+    callbacks (they follow every model)."""
+    template = plans[0]
+    for plan in plans[1:]:
+        if not (torch.equal(plan.X, template.X) and torch.equal(plan.y, template.y)):
+            raise ValueError(
+                "PartiallyTrainableRegressor fits are stacked on one training "
+                "set; got different data. Stack the fits of each data set apart."
+            )
+        plan.X, plan.y = template.X, template.y  # one copy of the data
+    module = StackedPartiallyTrainableMLP.from_modules([plan.module for plan in plans])
+    params = template.stepper_params
+
+    def hand_back(outcomes) -> None:
+        module.copy_to_modules([plan.module for plan in plans])
+
+    return StackedFit(
+        module=module,
+        stepper_args={
+            "X": append_ones(template.X),  # the first layer's bias input
+            "y": template.y,
+            "generators": [plan.generator for plan in plans],
+            **params,
+        },
+        max_iter=template.max_iter,
+        callbacks=template.callbacks,
+        hand_back=hand_back,
+    )

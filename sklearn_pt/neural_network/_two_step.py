@@ -3,12 +3,10 @@ linear-width two-layer network, then a ridge readout on a held-out split."""
 
 from __future__ import annotations
 
-import math
-from numbers import Integral, Real
+from numbers import Real
 from typing import ClassVar
 
 import numpy as np
-import torch
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import Ridge, RidgeCV
 from sklearn.utils.validation import check_is_fitted
@@ -21,237 +19,23 @@ from .._base import (
 )
 from .._compat import (
     Interval,
-    InvalidParameterError,
     StrOptions,
     _fit_context,
     validate_data,
 )
-from .._engine import TRAINING_PARAMETER_CONSTRAINTS, as_tensor, predict_numpy
+from .._torch_bridge import predict_numpy
 from .._training import (
-    Callback,
-    DivergenceCheck,
-    FirstOrderStepper,
     FitPlan,
-    PrintLog,
-    TrainingResult,
-    half_squared_error,
 )
-from ..exceptions import DivergenceError
-from ..nn import TwoLayerNetwork
-from ..nn._activations import activation_function
-from ..spectral import WeightSpectrum
+from ._two_step_plan import (
+    _TWO_STEP_CONSTRAINTS,
+    RIDGE_ALPHAS,
+    _check_step_params,
+    check_features_finite,
+    plan_two_steps,
+)
 
 __all__ = ["TwoStepFeatureLearner"]
-
-
-TWO_STEP_ACTIVATIONS = (
-    "gelu",
-    "relu",
-    "tanh",
-    "softplus",
-    "hermite2",
-    "hermite3",
-    "sincos",
-)
-
-
-def resolve_activation(estimator):
-    """The registry name of ``estimator.activation``, or the callable itself
-    after a check that it maps a tensor elementwise."""
-    name = estimator.activation
-    if callable(name):
-        return check_activation_callable(name, type(estimator).__name__)
-    return name
-
-
-def check_activation_callable(function, owner: str):
-    """``function`` if it maps a float64 tensor that requires grad to a
-    tensor of its shape that autograd can differentiate (the gradient steps
-    need it), else a ValueError naming the parameter and the fix."""
-    probe = torch.linspace(-3.0, 3.0, 7, dtype=torch.float64).reshape(7, 1)
-    probe.requires_grad_(True)
-    try:
-        values = function(probe)
-    except Exception as error:
-        raise ValueError(
-            f"The activation callable of {owner} failed on a (7, 1) float64 "
-            f"tensor ({type(error).__name__}: {error}). Pass a function that "
-            "maps a tensor to a tensor elementwise (torch operations, e.g. "
-            "torch.sin), or a name such as 'gelu'."
-        ) from error
-    if (
-        not torch.is_tensor(values)
-        or values.shape != probe.shape
-        or not values.requires_grad
-    ):
-        got = tuple(values.shape) if torch.is_tensor(values) else type(values).__name__
-        raise ValueError(
-            f"The activation callable of {owner} must return a tensor of its "
-            f"input's shape that autograd can differentiate (it is applied "
-            f"elementwise to W x, and the steps take its gradient); got {got} "
-            "for a (7, 1) tensor. Use torch operations, e.g. torch.sin."
-        )
-    return function
-
-
-def correlation_loss(prediction: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """The correlation loss ``-mean(y * f(x))`` (it can be negative)."""
-    return -(prediction * target).mean()
-
-
-LOSSES = {"correlation": correlation_loss, "squared": half_squared_error}
-
-
-def check_width(hidden_layer_sizes, *, symbol: str = "N", example: int = 512) -> int:
-    """The width from an int or a one-element sequence; the error names the
-    estimator's own symbol for it and a typical value."""
-    sizes = np.atleast_1d(np.asarray(hidden_layer_sizes))
-    if (
-        sizes.ndim != 1
-        or sizes.size != 1
-        or not np.issubdtype(sizes.dtype, np.integer)
-        or sizes[0] < 1
-    ):
-        raise ValueError(
-            "hidden_layer_sizes must be a positive int or a one-element tuple "
-            f"(this network has a single hidden layer of width {symbol}), e.g. "
-            f"({example},); got {hidden_layer_sizes!r}."
-        )
-    return int(sizes[0])
-
-
-def check_pair(value, name: str, *, positive: bool) -> tuple[float, float]:
-    """Two finite floats (``positive``: both > 0)."""
-    try:
-        pair = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        pair = None
-    if pair is None or pair.shape != (2,) or not np.all(np.isfinite(pair)):
-        raise ValueError(
-            f"{name} must be a pair of finite floats, one per step, e.g. "
-            f"(0.25, 0.375); got {value!r}."
-        )
-    if positive and np.any(pair <= 0):
-        raise ValueError(
-            f"{name} must be positive (eta_i = c_i * N ** alpha_i); got {value!r}. "
-            "Use n_steps to take fewer steps."
-        )
-    return float(pair[0]), float(pair[1])
-
-
-def _sum_of_squares_is_finite(values) -> bool:
-    if isinstance(values, torch.Tensor):
-        return bool(torch.isfinite(values.square().sum()))
-    return bool(np.isfinite(np.square(values).sum()))
-
-
-def check_features_finite(*arrays, where: str, step_sizes: tuple[float, float]) -> None:
-    """Raise a :class:`~sklearn_pt.exceptions.DivergenceError` if an array of
-    weights, pre-activations or features overflows.
-
-    An array overflows when it has a non-finite entry or when its sum of
-    squares is not finite in its own precision; the second condition keeps
-    the features' Gram matrix, and hence the ridge readout, computable.
-    Huge but representable values are accepted: with the correlation loss a
-    step moves ``W`` by ``eta`` times a matrix that does not depend on ``f``,
-    so nothing bounds the weights but the step size.
-
-    Parameters
-    ----------
-    *arrays : Tensor or ndarray
-        The arrays to check.
-    where : str
-        Start of the message, e.g. ``"Gradient step 2 of 2"``.
-    step_sizes : tuple of float
-        ``(eta_1, eta_2)``, quoted in the message.
-
-    Raises
-    ------
-    DivergenceError
-        Naming ``step_size_constants`` and the other fixes.
-    """
-    if all(_sum_of_squares_is_finite(a) for a in arrays):
-        return
-    etas = ", ".join(f"{eta:g}" for eta in step_sizes)
-    raise DivergenceError(
-        f"{where} gave weights or features sigma(W x) too large for their "
-        f"precision (non-finite values, or an overflowing sum of squares) with "
-        f"step sizes eta=({etas}). Lower step_size_constants or "
-        "step_size_exponents, standardise X, or use dtype='float64'. The "
-        "estimator keeps the state it had before fit."
-    )
-
-
-def draw_initialisation(width, n_features, n_step_rows, *, generator, dtype):
-    """Draw, in this order, ``W_0`` (rows ``N(0, I/d)``), ``a ~ N(0, I)`` and the
-    order that splits the step rows into two fresh halves."""
-    weight = torch.randn(width, n_features, generator=generator, dtype=dtype)
-    weight /= math.sqrt(n_features)
-    readout = torch.randn(width, generator=generator, dtype=dtype)
-    order = torch.randperm(n_step_rows, generator=generator)
-    return weight, readout, order
-
-
-def standardise_targets(y: np.ndarray) -> np.ndarray:
-    """Centre ``y`` and scale it to unit variance (a constant ``y`` is only
-    centred)."""
-    std = y.std()
-    return (y - y.mean()) / (std if std > 0 else 1.0)
-
-
-class _StepRecorder(Callback):
-    """After each gradient step: check that the weights, pre-activations and
-    features on the step's batch are finite, and keep a copy of ``W``."""
-
-    def __init__(self, network, step_sizes):
-        self.network, self.step_sizes = network, step_sizes
-        self.weights: list[torch.Tensor] = []
-
-    def on_iteration_end(self, loop, k, loss):
-        feature_map = self.network.feature_map
-        current = feature_map.weight.detach()
-        check_step(
-            current,
-            loop.stepper.schedule[loop.iteration - 1][0],
-            feature_map.activation,
-            where=f"Gradient step {loop.iteration} of {loop.max_iter}",
-            step_sizes=self.step_sizes,
-        )
-        self.weights.append(current.cpu().clone())
-
-
-def check_step(weight, X_b, activation, *, where: str, step_sizes) -> None:
-    """:func:`check_features_finite` on the weights after a gradient step,
-    their pre-activations ``X_b W^T`` on the step's batch (computed once) and
-    the features ``sigma`` of those."""
-    with torch.no_grad():
-        pre_activations = X_b @ weight.T
-        features = activation_function(activation)(pre_activations)
-    check_features_finite(
-        weight, pre_activations, features, where=where, step_sizes=step_sizes
-    )
-
-
-RIDGE_ALPHAS = np.logspace(-2, 5, 15)
-"""The penalties ``ridge_alpha="auto"`` chooses from (leave-one-out)."""
-
-_TWO_STEP_CONSTRAINTS: dict = {
-    "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
-    "activation": [
-        StrOptions(set(TWO_STEP_ACTIVATIONS)),
-        callable,
-    ],
-    "n_steps": [Interval(Integral, 0, 2, closed="both")],
-    "step_size_exponents": ["array-like"],
-    "step_size_constants": ["array-like"],
-    "batch": [StrOptions({"reuse", "fresh"})],
-    "loss": [StrOptions(set(LOSSES))],
-    "random_state": TRAINING_PARAMETER_CONSTRAINTS["random_state"],
-    "verbose": TRAINING_PARAMETER_CONSTRAINTS["verbose"],
-    "device": TRAINING_PARAMETER_CONSTRAINTS["device"],
-    "dtype": TRAINING_PARAMETER_CONSTRAINTS["dtype"],
-}
-"""Parameters shared with :class:`~sklearn_pt.feature_extraction.TwoStepFeatures`."""
 
 
 class TwoStepFeatureLearner(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
@@ -494,6 +278,12 @@ class TwoStepFeatureLearner(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         self.device = device
         self.dtype = dtype
 
+    _stacked_parameters: ClassVar[frozenset] = frozenset(
+        {"step_size_exponents", "step_size_constants", "random_state"}
+    )
+    """The parameters in which fits stacked by
+    :func:`~sklearn_pt.model_selection.fit_stacked` may differ."""
+
     @keep_state_on_error
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -548,7 +338,8 @@ class TwoStepFeatureLearner(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         n_readout = round(self.readout_fraction * n_samples)
         n_readout = min(max(n_readout, 1), n_samples - min_step_rows)
 
-        def fit_readout(network, readout_mask):
+        def fit_readout(network, readout_mask, steps):
+            steps.set_on(self)
             features = predict_numpy(network.feature_map, X[readout_mask])
             features = features.astype(X.dtype, copy=False)
             check_features_finite(
@@ -563,6 +354,7 @@ class TwoStepFeatureLearner(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
             self.module_ = network
             self.readout_ = readout
             self.readout_mask_ = readout_mask
+            return self
 
         return plan_two_steps(self, X, y, n_readout=n_readout, then=fit_readout)
 
@@ -596,109 +388,3 @@ class TwoStepFeatureLearner(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         )
         features = predict_numpy(self.module_.feature_map, X).astype(X.dtype)
         return self.readout_.predict(features).astype(X.dtype, copy=False)
-
-
-def plan_two_steps(estimator, X, y, *, n_readout: int = 0, then=None) -> FitPlan:
-    """The fit plan shared by :class:`TwoStepFeatureLearner` and
-    :class:`~sklearn_pt.feature_extraction.TwoStepFeatures`.
-
-    Draws the initialisation from the estimator's ``random_state``, then (when
-    ``n_readout > 0``) the ``n_readout`` held-out rows of the readout, and
-    plans ``n_steps`` full-batch GD steps on ``W`` over the other rows, one
-    :func:`~sklearn_pt._training.fit_loop` through a schedule of batches
-    (the same twice with ``batch="reuse"``, the two halves of a random order
-    with ``"fresh"``) and step sizes. With the same parameters both estimators
-    draw the same random numbers in the same order.
-
-    Completing the plan sets the fitted attributes the two share,
-    ``first_layer_weights_`` (``[W_0, ..., W_n]``), ``second_layer_weights_``,
-    ``spectrum_``, ``step_sizes_`` and ``device_``, then calls
-    ``then(network, readout_mask)`` (the held-out rows, all False when
-    ``n_readout == 0``) for the rest.
-
-    With ``verbose``, the loop prints the loss at the start of each step
-    (``"Iteration k, loss = ..."``). A step that gives weights,
-    pre-activations or features that overflow raises a
-    :class:`~sklearn_pt.exceptions.DivergenceError` (see
-    :func:`check_features_finite`).
-    """
-    width, step_sizes = _check_step_params(estimator)
-    n_samples = X.shape[0]
-    device, dtype, generator = estimator._torch_context()
-    weight, readout, order = draw_initialisation(
-        width, X.shape[1], n_samples - n_readout, generator=generator, dtype=dtype
-    )
-    readout_mask = np.zeros(n_samples, dtype=bool)
-    if n_readout:
-        readout_rows = torch.randperm(n_samples, generator=generator)[:n_readout]
-        readout_mask[readout_rows.numpy()] = True
-        X, y = X[~readout_mask], y[~readout_mask]
-    activation = resolve_activation(estimator)
-    network = TwoLayerNetwork(weight.clone(), readout.clone(), activation).to(device)
-    X_t = as_tensor(X, device=device, dtype=dtype)
-    y_t = as_tensor(standardise_targets(y), device=device, dtype=dtype)
-    if estimator.batch == "reuse":
-        batches = [(X_t, y_t), (X_t, y_t)]
-    else:
-        half = X_t.shape[0] // 2
-        first, second = order[:half].to(device), order[half:].to(device)
-        batches = [(X_t[first], y_t[first]), (X_t[second], y_t[second])]
-    n_steps = estimator.n_steps
-    schedule = [(*batches[i], step_sizes[i]) for i in range(n_steps)]
-    recorder = _StepRecorder(network, step_sizes)
-    # Two large steps are meant to move far from the start: only a non-finite
-    # loss diverges (overflowing features are the recorder's).
-    check = DivergenceCheck("step_size_constants", relative=False, final=False)
-    log = [PrintLog()] if estimator.verbose else []
-    params = {"solver": "gd", "loss": LOSSES[estimator.loss], "schedule": schedule}
-
-    def finish(plan, result):
-        weights = [w.cpu().numpy() for w in (weight, *recorder.weights)]
-        estimator.first_layer_weights_ = weights
-        estimator.second_layer_weights_ = readout.numpy()
-        estimator.spectrum_ = WeightSpectrum(device=estimator.device).fit(weights[-1])
-        estimator.step_sizes_ = step_sizes
-        estimator.device_ = device
-        if then is not None:
-            then(plan.module, readout_mask)
-        return estimator
-
-    return FitPlan(
-        module=network,
-        finish=finish,
-        stepper=(
-            (lambda plan: FirstOrderStepper(plan.module, plan.X, plan.y, **params))
-            if n_steps
-            else None
-        ),
-        closed_form=lambda plan: TrainingResult(converged=True),  # no step
-        max_iter=n_steps,
-        callbacks=[check, *log, recorder],
-        X=X_t,
-        y=y_t,
-        generator=generator,
-        stepper_params=params,
-    )
-
-
-def _check_step_params(estimator) -> tuple[int, tuple[float, float]]:
-    """Validate the width and step parameters; return ``N`` and the step sizes."""
-    width = check_width(estimator.hidden_layer_sizes)
-    exponents = check_pair(
-        estimator.step_size_exponents, "step_size_exponents", positive=False
-    )
-    if not all(0 <= alpha < 0.5 for alpha in exponents):
-        raise InvalidParameterError(
-            f"The 'step_size_exponents' parameter of {type(estimator).__name__} "
-            "must be a pair (alpha1, alpha2) in [0, 1/2), the range the theory "
-            "covers (eta_i = c_i * N ** alpha_i); got "
-            f"{estimator.step_size_exponents!r}. For larger steps at a fixed "
-            "width, raise step_size_constants instead."
-        )
-    constants = check_pair(
-        estimator.step_size_constants, "step_size_constants", positive=True
-    )
-    step_sizes = tuple(
-        c * width**alpha for c, alpha in zip(constants, exponents, strict=True)
-    )
-    return width, step_sizes

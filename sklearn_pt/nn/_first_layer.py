@@ -1,12 +1,14 @@
-"""Two-layer networks whose first layer alone trains: one, or K stacked."""
+"""A two-layer network whose first layer alone trains (K of them stacked:
+:class:`~sklearn_pt.nn._stacked.StackedFirstLayerNetwork`)."""
 
 from __future__ import annotations
 
 import torch
 
 from ._activations import activation_derivative
+from ._losses import half_squared_error
 
-__all__ = ["FirstLayerNetwork", "StackedFirstLayerNetwork"]
+__all__ = ["FirstLayerNetwork"]
 
 
 class FirstLayerNetwork(torch.nn.Module):
@@ -80,7 +82,7 @@ class FirstLayerNetwork(torch.nn.Module):
             pre_activations.requires_grad_(True)
             with torch.enable_grad():
                 outputs = self._outputs(pre_activations)
-                losses = 0.5 * ((outputs - y) ** 2).mean(dim=-1)
+                losses = half_squared_error(outputs, y, dim=-1)
                 (upstream,) = torch.autograd.grad(losses.sum(), pre_activations)
             losses = losses.detach()
         else:
@@ -95,32 +97,3 @@ class FirstLayerNetwork(torch.nn.Module):
             gradient.add_(self.weight.detach(), alpha=weight_decay)
         self.weight.grad = gradient
         return losses
-
-
-class StackedFirstLayerNetwork(FirstLayerNetwork):
-    """``K`` :class:`FirstLayerNetwork` s of one shape, stacked: first layers
-    ``W`` of shape ``(K, width, d)``, one fixed second layer ``a``; network
-    ``k`` computes ``sigma(x[k] @ W[k].T) @ a / width``. It has the protocol
-    of :class:`~sklearn_pt._training.StackedStepper` (which puts a stopped
-    network's ``W[k]`` back after every step); its training step is
-    :meth:`FirstLayerNetwork.squared_error_gradients_`, batched.
-    """
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self._outputs(torch.bmm(self.weight, x.mT))
-
-    def stacked_losses(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return 0.5 * ((self(x) - y) ** 2).mean(dim=1)
-
-    @torch.no_grad()
-    def predict(self, x: torch.Tensor) -> torch.Tensor:
-        return self(x)
-
-    def squared_weight_norms(self) -> torch.Tensor:
-        """``||W[k]||^2`` per network, shape (K,)."""
-        return self.weight.square().sum((1, 2))
-
-    @torch.no_grad()
-    def add_weight_decay_(self, weight_decay: float) -> None:
-        """Add ``weight_decay * W`` to ``weight.grad``."""
-        self.weight.grad.add_(self.weight, alpha=weight_decay)

@@ -10,7 +10,7 @@ from torch import nn
 
 from ._activations import activation_function
 
-__all__ = ["FeatureMap", "StackedTwoLayerNetwork", "TwoLayerNetwork"]
+__all__ = ["FeatureMap", "TwoLayerNetwork"]
 
 
 class FeatureMap(nn.Module):
@@ -37,31 +37,3 @@ class TwoLayerNetwork(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         width = self.readout.shape[0]
         return self.feature_map(x) @ self.readout / math.sqrt(width)
-
-
-class StackedTwoLayerNetwork(nn.Module):
-    """``K`` :class:`TwoLayerNetwork` s of one shape, stacked: first layers
-    ``W`` of shape ``(K, N, d)`` (the trained parameter), second layers ``a``
-    of shape ``(K, N)``; network ``k`` computes
-    ``a[k]^T sigma(W[k] x) / sqrt(N)`` on its inputs ``x[k]``. It has the
-    protocol of :class:`~sklearn_pt._training.StackedStepper`, with the
-    per-network loss ``stacked_loss(outputs, y) -> (K,)``."""
-
-    def __init__(self, weight, readout, activation, stacked_loss):
-        super().__init__()
-        self.weight = nn.Parameter(weight)
-        self.register_buffer("readout", readout)
-        self.activation = activation
-        self.stacked_loss = stacked_loss
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        hidden = activation_function(self.activation)(torch.bmm(x, self.weight.mT))
-        outputs = torch.bmm(hidden, self.readout.unsqueeze(2)).squeeze(2)
-        return outputs / math.sqrt(self.readout.shape[1])
-
-    def stacked_losses(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        return self.stacked_loss(self(x), y)
-
-    @torch.no_grad()
-    def predict(self, x: torch.Tensor) -> torch.Tensor:
-        return self(x)

@@ -27,7 +27,7 @@ from sklearn.utils import Bunch, check_array
 from threadpoolctl import threadpool_limits
 
 from .._compat import Interval, StrOptions, validate_params
-from .._engine import as_tensor, make_generator
+from .._torch_bridge import as_tensor, make_generator
 from .._training import Callback, half_squared_error
 from ..metrics import eigenvector_overlap
 

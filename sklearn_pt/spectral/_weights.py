@@ -25,8 +25,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._base import keep_state_on_error, validate_input
 from .._compat import Interval, StrOptions, _fit_context
-from .._engine import DeviceString, as_tensor, resolve_device
 from .._plotting import import_matplotlib
+from .._torch_bridge import TORCH_PARAMETER_CONSTRAINTS, as_tensor, resolve_device
 
 __all__ = [
     "SoftEdge",
@@ -509,7 +509,7 @@ class WeightSpectrum(BaseEstimator):
         "margin": [Interval(Real, 0, None, closed="left")],
         "max_outliers": [Interval(Integral, 1, None, closed="left")],
         "n_components": [Interval(Integral, 1, None, closed="left")],
-        "device": [DeviceString()],
+        "device": TORCH_PARAMETER_CONSTRAINTS["device"],
     }
 
     def __init__(

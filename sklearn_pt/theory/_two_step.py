@@ -98,7 +98,7 @@ def _evaluate_activation(activation, z: NDArray[np.float64]) -> NDArray[np.float
     """``sigma(z)`` for a registry name or a callable on tensors (or arrays)."""
     import torch
 
-    from ..nn._activations import ACTIVATIONS
+    from ..nn import ACTIVATIONS
 
     if isinstance(activation, str):
         if activation not in ACTIVATIONS:
@@ -608,7 +608,7 @@ def _first_step(initial, X, y, a, eta, activation) -> NDArray[np.float64]:
     the correlation-loss step, with ``sigma'`` from autograd."""
     import torch
 
-    from ..nn._activations import activation_function
+    from ..nn import activation_function
 
     pre = torch.as_tensor(X @ initial.T, dtype=torch.float64).requires_grad_(True)
     activation_function(activation)(pre).sum().backward()

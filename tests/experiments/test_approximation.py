@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from sklearn_pt._engine import make_generator
+from sklearn_pt._torch_bridge import make_generator
 from sklearn_pt.experiments._approximation import (
     APPROXIMATION_PRESETS,
     ApproximationPreset,

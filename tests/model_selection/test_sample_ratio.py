@@ -254,7 +254,7 @@ def test_threshold_and_criterion_errors_say_what_to_do():
             sample_ratio_threshold(SpectralEstimator(), phase_retrieval, **(base | bad))
 
 
-def test_batched_strategy_gives_the_sequential_fits():
+def test_stacked_strategy_gives_the_sequential_fits():
     reg = FirstLayerGDRegressor(
         3, activation="quadratic", learning_rate_init=0.1, max_iter=60
     )
@@ -265,28 +265,28 @@ def test_batched_strategy_gives_the_sequential_fits():
         criterion="test_loss",
         n_test=100,
     )
-    batched = sample_ratio_curve(reg, phase_retrieval, strategy="batched", **kwargs)
+    stacked = sample_ratio_curve(reg, phase_retrieval, strategy="stacked", **kwargs)
     sequential = sample_ratio_curve(
         reg, phase_retrieval, strategy="sequential", **kwargs
     )
-    np.testing.assert_allclose(batched.overlaps, sequential.overlaps, rtol=1e-9)
+    np.testing.assert_allclose(stacked.overlaps, sequential.overlaps, rtol=1e-9)
     np.testing.assert_allclose(
-        batched.test_loss_ratios, sequential.test_loss_ratios, rtol=1e-9
+        stacked.test_loss_ratios, sequential.test_loss_ratios, rtol=1e-9
     )
-    np.testing.assert_array_equal(batched.successes, sequential.successes)
+    np.testing.assert_array_equal(stacked.successes, sequential.successes)
     with pytest.raises(ValueError, match="the estimator is a pipeline"):
         sample_ratio_curve(
             make_pipeline(FunctionTransformer(), reg),
             phase_retrieval,
-            strategy="batched",
+            strategy="stacked",
             deltas=[1.0],
             n_features=5,
         )
-    with pytest.raises(ValueError, match="not a FirstLayerGDRegressor"):
+    with pytest.raises(ValueError, match="SpectralEstimator fits cannot be stacked"):
         sample_ratio_curve(
             SpectralEstimator(),
             phase_retrieval,
-            strategy="batched",
+            strategy="stacked",
             deltas=[1.0],
             n_features=5,
         )

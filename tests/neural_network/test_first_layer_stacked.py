@@ -6,11 +6,11 @@ from sklearn.base import clone
 
 from sklearn_pt.datasets import make_phase_retrieval
 from sklearn_pt.exceptions import DivergenceError
-from sklearn_pt.neural_network import FirstLayerGDRegressor
-from sklearn_pt.neural_network._first_layer_stacked import (
-    fit_stacked,
-    stacked_fit_unsupported_reason,
+from sklearn_pt.model_selection._stacked import (
+    fit_stacked_datasets,
+    stacked_fit_unsupported,
 )
+from sklearn_pt.neural_network import FirstLayerGDRegressor
 
 
 def _data(seeds, n=120, d=30):
@@ -28,7 +28,9 @@ def test_stacked_fits_equal_one_fit_each(activation):
     )
     seeds = [0, 1, 2]
     data = _data(seeds)
-    stacked = fit_stacked([clone(base).set_params(random_state=s) for s in seeds], data)
+    stacked = fit_stacked_datasets(
+        [clone(base).set_params(random_state=s) for s in seeds], data
+    )
     for seed, model, (X, y) in zip(seeds, stacked, data, strict=True):
         alone = clone(base).set_params(random_state=seed).fit(X, y)
         np.testing.assert_allclose(
@@ -58,7 +60,7 @@ def test_a_diverging_fit_is_reported_and_the_others_train_on():
     data = _data([0, 1])
     data[1] = (10.0 * data[1][0], data[1][1])  # 100x the curvature: diverges
     models = [clone(base).set_params(random_state=s) for s in (0, 1)]
-    ok, failed = fit_stacked(models, data)
+    ok, failed = fit_stacked_datasets(models, data)
     with pytest.raises(DivergenceError) as alone:
         clone(base).set_params(random_state=1).fit(*data[1])
     assert isinstance(failed, DivergenceError)
@@ -74,22 +76,23 @@ def test_a_diverging_fit_is_reported_and_the_others_train_on():
 
 def test_what_cannot_be_stacked_is_refused_with_the_reason():
     base = FirstLayerGDRegressor(2, max_iter=2)
-    assert stacked_fit_unsupported_reason(base) is None
+    assert stacked_fit_unsupported(base) is None
     for params, reason in [
         (dict(init="spectral"), "init"),
         (dict(hessian_every=1), "hessian_every"),
         (dict(verbose=1), "verbose"),
         (dict(activation=np.sin), "callable activation"),
     ]:
-        assert reason in stacked_fit_unsupported_reason(
-            clone(base).set_params(**params)
-        )
-    with pytest.raises(ValueError, match="differ in a parameter"):
-        fit_stacked(
+        assert reason in stacked_fit_unsupported(clone(base).set_params(**params))
+    with pytest.raises(
+        ValueError,
+        match="'random_state'; these differ too: 'learning_rate_init'",
+    ):
+        fit_stacked_datasets(
             [base, clone(base).set_params(learning_rate_init=0.1)], _data([0, 1])
         )
     with pytest.raises(ValueError, match="differ in shape"):
-        fit_stacked([base, clone(base)], [_data([0])[0], _data([1], n=60)[0]])
+        fit_stacked_datasets([base, clone(base)], [_data([0])[0], _data([1], n=60)[0]])
 
 
 def test_bad_data_leaves_every_estimator_as_it_was():
@@ -100,5 +103,5 @@ def test_bad_data_leaves_every_estimator_as_it_was():
     data[1] = (X_bad, data[1][1])
     models = [clone(base).set_params(random_state=s) for s in (0, 1)]
     with pytest.raises(ValueError, match="NaN"):
-        fit_stacked(models, data)
+        fit_stacked_datasets(models, data)
     assert not any(hasattr(model, "n_features_in_") for model in models)

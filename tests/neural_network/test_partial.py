@@ -12,7 +12,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from sklearn_pt._compat import InvalidParameterError
-from sklearn_pt._engine import make_generator
+from sklearn_pt._torch_bridge import make_generator
 from sklearn_pt.exceptions import (
     ConvergenceWarning,
     DeviceFallbackWarning,
@@ -640,3 +640,44 @@ def test_leverage_order_cache_replays_the_same_draws_and_generator_state():
     # The 3 neurons kept at k = 3 are among the 12 kept at k = 12.
     kept = {tuple(w.tolist()) for w in plain[1][0][0]}
     assert {tuple(w.tolist()) for w in plain[0][0][0][:3]} <= kept
+
+
+def test_a_stacked_fit_plans_in_the_leverage_cache(monkeypatch):
+    """fit_stacked makes a PartiallyTrainableRegressor's plans in its
+    _stacked_planning (leverage_order_cache): one pool draw and scoring per
+    seed whatever the number of P values, and the fits equal their own."""
+    from sklearn.base import clone
+
+    from sklearn_pt.model_selection import fit_stacked
+    from sklearn_pt.neural_network import _partial
+
+    calls = []
+    draw = _partial._draw_leverage_order
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return draw(*args, **kwargs)
+
+    monkeypatch.setattr(_partial, "_draw_leverage_order", counted)
+    X, y = make_sphere_regression(n_samples=80)
+    grid = [
+        PartiallyTrainableRegressor(
+            (12,),
+            trainable_selection="leverage",
+            trainable_proportion=p,
+            leverage_pool_size=40,
+            max_iter=3,
+            random_state=s,
+            dtype="float64",
+        )
+        for p in (0.25, 0.5, 1.0)
+        for s in (0, 1)
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fitted = fit_stacked([clone(m) for m in grid], X, y)
+        assert len(calls) == 2  # one per seed
+        for model, alone in zip(fitted, grid, strict=True):
+            np.testing.assert_allclose(
+                model.predict(X), alone.fit(X, y).predict(X), rtol=1e-10
+            )

@@ -17,7 +17,7 @@ from sklearn.linear_model import Ridge
 from sklearn.model_selection import GridSearchCV
 
 from sklearn_pt._compat import InvalidParameterError
-from sklearn_pt._engine import make_generator
+from sklearn_pt._torch_bridge import make_generator
 from sklearn_pt.datasets import make_single_index
 from sklearn_pt.exceptions import DivergenceError
 from sklearn_pt.feature_extraction import TwoStepFeatures

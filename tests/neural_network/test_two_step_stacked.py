@@ -8,8 +8,8 @@ from sklearn.base import clone
 from sklearn_pt.datasets import make_single_index
 from sklearn_pt.exceptions import DivergenceError
 from sklearn_pt.feature_extraction import TwoStepFeatures
+from sklearn_pt.model_selection import fit_stacked
 from sklearn_pt.neural_network import TwoStepFeatureLearner
-from sklearn_pt.neural_network._two_step_stacked import fit_two_steps_stacked
 
 RTOL = 1e-10  # float64, the same arithmetic in another order
 
@@ -30,7 +30,7 @@ def test_stacked_grid_equals_the_fits(batch, loss, n_steps):
     template = TwoStepFeatureLearner(
         hidden_layer_sizes=24, batch=batch, loss=loss, n_steps=n_steps, dtype="float64"
     )
-    stacked = fit_two_steps_stacked(grid(template), X, y)
+    stacked = fit_stacked(grid(template), X, y)
     for fitted, alone in zip(stacked, grid(template), strict=True):
         alone.fit(X, y)
         assert len(fitted.first_layer_weights_) == n_steps + 1
@@ -61,7 +61,7 @@ def test_features_transformer_and_a_diverging_cell():
     template = TwoStepFeatures(hidden_layer_sizes=12, dtype="float32")
     cells = grid(template, exponents=((0.2, 0.2),), seeds=(0, 1, 2))
     cells[1].set_params(step_size_constants=(1e300, 1e300))  # inf in float32
-    out = fit_two_steps_stacked(cells, X, y)
+    out = fit_stacked(cells, X, y)
     assert isinstance(out[1], DivergenceError)
     assert "Lower step_size_constants" in str(out[1])
     assert not hasattr(cells[1], "module_")
@@ -78,8 +78,8 @@ def test_cells_must_differ_only_in_the_grid_parameters():
         TwoStepFeatureLearner(hidden_layer_sizes=8),
         TwoStepFeatureLearner(hidden_layer_sizes=9),
     ]
-    with pytest.raises(ValueError, match="differ in their class or in a parameter"):
-        fit_two_steps_stacked(cells, X, y)
+    with pytest.raises(ValueError, match="these differ too: 'hidden_layer_sizes'"):
+        fit_stacked(cells, X, y)
 
 
 def halved_tanh(z):
@@ -92,7 +92,7 @@ def test_stacked_grid_with_a_new_or_callable_activation_equals_the_fits(activati
     template = TwoStepFeatures(
         hidden_layer_sizes=20, activation=activation, dtype="float64"
     )
-    stacked = fit_two_steps_stacked(grid(template), X, y)
+    stacked = fit_stacked(grid(template), X, y)
     for fitted, alone in zip(stacked, grid(template), strict=True):
         alone.fit(X, y)
         for a, b in zip(
@@ -105,7 +105,7 @@ def test_strategy_rule_stacks_small_fits_on_a_cpu_only():
     """The measured rule: on a CPU the steps are stacked up to N * d = 200 *
     200 first-layer weights, beyond that the cells fit one by one; on a GPU
     always stacked."""
-    from sklearn_pt.neural_network._two_step_stacked import stacked_is_faster
+    from sklearn_pt.neural_network._two_step_plan import stacked_is_faster
 
     assert stacked_is_faster("cpu", 200, 200)
     assert not stacked_is_faster("cpu", 201, 200)
@@ -117,18 +117,18 @@ def test_large_grid_on_a_cpu_fits_cell_by_cell(monkeypatch):
     """Beyond the rule's size the cells are fitted one by one (the stacked
     module is never built), with the same outcomes as their own fits,
     a diverging cell included."""
-    from sklearn_pt.neural_network import _two_step_stacked
+    from sklearn_pt.neural_network import _two_step_plan
 
     def no_stacking(*args, **kwargs):
         raise AssertionError("the stacked module was built")
 
-    monkeypatch.setattr(_two_step_stacked, "CPU_STACKED_MAX_WEIGHTS", 0)
-    monkeypatch.setattr(_two_step_stacked, "StackedTwoLayerNetwork", no_stacking)
+    monkeypatch.setattr(_two_step_plan, "CPU_STACKED_MAX_WEIGHTS", 0)
+    monkeypatch.setattr(_two_step_plan, "StackedTwoLayerNetwork", no_stacking)
     X, y = make_single_index(120, 10, random_state=1)
     template = TwoStepFeatures(hidden_layer_sizes=12, dtype="float64")
     cells = grid(template, exponents=((0.2, 0.2),), seeds=(0, 1, 2))
     cells[1].set_params(step_size_constants=(1e300, 1e300))
-    out = fit_two_steps_stacked(cells, X, y)
+    out = fit_stacked(cells, X, y)
     assert isinstance(out[1], DivergenceError)
     assert not hasattr(cells[1], "module_")
     for k in (0, 2):

@@ -25,12 +25,16 @@ def test_importing_nn_loads_no_scikit_learn_and_no_estimator_code():
 
 def test_every_public_module_class_is_a_torch_module():
     classes = [getattr(nn, name) for name in nn.__all__]
-    classes = [c for c in classes if isinstance(c, type)]
+    protocols = {nn.StackedModule, nn.HandDerivedGradients}
+    classes = [c for c in classes if isinstance(c, type) and c not in protocols]
     assert {c.__name__ for c in classes} >= {
         "FirstLayerNetwork",
         "FeatureMap",
         "TwoLayerNetwork",
         "PartiallyTrainableMLP",
+        "StackedPartiallyTrainableMLP",
+        "StackedFirstLayerNetwork",
+        "StackedTwoLayerNetwork",
     }
     assert all(issubclass(c, torch.nn.Module) for c in classes)
 
@@ -76,3 +80,23 @@ def test_modules_take_torch_factory_keywords():
         )
         for p, q in zip(c.parameters(), b.parameters(), strict=True):
             assert p.device.type == "cuda" and torch.equal(p.cpu(), q)
+
+
+def test_every_stacked_module_has_the_stacked_protocol():
+    """The three stacked modules are StackedModules (what StackedStepper
+    trains); the two with a hand-derived pass say so by their type."""
+    nets = [nn.PartiallyTrainableMLP(3, hidden_layer_sizes=(4,)) for _ in range(2)]
+    weight, a = torch.randn(2, 4, 3), torch.ones(4)
+    modules = [
+        nn.StackedPartiallyTrainableMLP.from_modules(nets),
+        nn.StackedFirstLayerNetwork(weight, a, torch.tanh),
+        nn.StackedTwoLayerNetwork(weight, torch.ones(2, 4), "tanh", None),
+    ]
+    assert all(isinstance(m, nn.StackedModule) for m in modules)
+    assert [m.n_models for m in modules] == [2, 2, 2]
+    assert [isinstance(m, nn.HandDerivedGradients) for m in modules] == [
+        True,
+        True,
+        False,
+    ]
+    assert not isinstance(nets[0], nn.StackedModule)

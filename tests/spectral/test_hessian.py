@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from sklearn_pt._training import DivergenceCheck, FunctionCallback, train_module
+from sklearn_pt._training import DivergenceCheck, FunctionCallback
 from sklearn_pt.datasets import make_phase_retrieval
 from sklearn_pt.metrics import eigenvector_overlap
 from sklearn_pt.neural_network import FirstLayerGDRegressor
@@ -12,6 +12,7 @@ from sklearn_pt.spectral import (
     _hessian,
     hessian_spectrum,
 )
+from tests._train import train_module
 
 
 def small_network(activation=torch.nn.functional.gelu, width=3, n_features=12):

@@ -10,7 +10,8 @@ from sklearn.base import clone
 from sklearn_pt._training import FitPlan
 from sklearn_pt.exceptions import ConvergenceWarning
 from sklearn_pt.feature_extraction import TwoStepFeatures
-from sklearn_pt.model_selection._batched import batched_unsupported_reason, fit_batched
+from sklearn_pt.model_selection import fit_stacked
+from sklearn_pt.model_selection._stacked import stacked_fit_unsupported
 from sklearn_pt.neural_network import (
     FirstLayerGDRegressor,
     PartiallyTrainableRegressor,
@@ -66,7 +67,7 @@ class Subclassed(PartiallyTrainableRegressor):
     """A subclass keeps the protocol, so the sweep stacks its fits."""
 
 
-def test_the_batched_sweep_needs_the_protocol_not_a_class():
+def test_the_stacked_fit_needs_the_protocol_not_a_class():
     X, y = data()
     estimators = [
         Subclassed(
@@ -74,14 +75,14 @@ def test_the_batched_sweep_needs_the_protocol_not_a_class():
         )
         for p in (0.0, 0.5)
     ]
-    assert batched_unsupported_reason(estimators[0], "trainable_proportion") is None
-    reason = batched_unsupported_reason(FirstLayerGDRegressor(), "random_state")
-    assert "solver=None" in reason
+    assert stacked_fit_unsupported(estimators[0], "trainable_proportion") is None
+    reason = stacked_fit_unsupported(FirstLayerGDRegressor(), "trainable_proportion")
+    assert "has no parameter 'trainable_proportion'" in reason
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        batched = fit_batched(estimators, X, y)
+        stacked = fit_stacked(estimators, X, y)
         alone = clone(estimators[1]).fit(X, y)
-    np.testing.assert_allclose(batched[1].predict(X), alone.predict(X), rtol=1e-10)
+    np.testing.assert_allclose(stacked[1].predict(X), alone.predict(X), rtol=1e-10)
 
 
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: repr(e))

@@ -16,17 +16,17 @@ from sklearn_pt._training import (
     Stepper,
     default_callbacks,
     fit_loop,
-    train_module,
 )
 from sklearn_pt.exceptions import ConvergenceWarning, DivergenceError
 from sklearn_pt.nn import ACTIVATIONS
-from sklearn_pt.nn._batched import BatchedPartiallyTrainableMLP, append_ones
+from sklearn_pt.nn._stacked import StackedPartiallyTrainableMLP, append_ones
 from sklearn_pt.spectral import HessianMonitor
-from tests.nn.test_batched import networks
+from tests._train import train_module
+from tests.nn.test_stacked import networks
 
 
 def stacked_networks(**kwargs):
-    return BatchedPartiallyTrainableMLP.from_modules(networks(**kwargs))
+    return StackedPartiallyTrainableMLP.from_modules(networks(**kwargs))
 
 
 def data(n=50, n_outputs=2, seed=0):
@@ -251,10 +251,8 @@ def test_first_layer_stacked_gradient_equals_autograd(activation):
     form of a named activation's derivative; autograd down to the
     pre-activations for any other callable, then one product) trains as
     autograd through the whole network, each model on its own data."""
-    from sklearn_pt.neural_network._first_layer_stacked import (
-        StackedFirstLayerNetwork,
-    )
     from sklearn_pt.nn._activations import activation_derivative
+    from sklearn_pt.nn._stacked import StackedFirstLayerNetwork
 
     function = torch.sin if activation == "custom" else ACTIVATIONS[activation]
     # every named activation has its closed form; the custom one goes to autograd
@@ -326,7 +324,7 @@ def test_stacked_stepper_takes_per_model_data_in_full_batches_only():
 def test_gradient_descent_is_torch_sgd_bitwise(dtype, weight_decay):
     """The "gd" solver's optimiser is torch's plain SGD update, bit for bit,
     per group, with a step size changed midway (as a schedule does)."""
-    from sklearn_pt._training._steppers import GradientDescent
+    from sklearn_pt._training._optimizers import GradientDescent
 
     generator = torch.Generator().manual_seed(0)
     start = [torch.randn(5, 7, generator=generator, dtype=dtype), torch.randn(3)]
@@ -396,3 +394,9 @@ def test_steppers_name_their_gradient_modes(make):
             StackedStepper(
                 stacked_networks(), X, y, generators=[None] * 3, gradients="manul"
             )
+
+
+def test_stacked_stepper_names_the_protocol_a_module_lacks():
+    X, y = torch.randn(2, 5, 3), torch.randn(2, 5)
+    with pytest.raises(TypeError, match="trains a StackedModule; a Linear lacks"):
+        StackedStepper(torch.nn.Linear(3, 1), X, y, generators=[None, None])

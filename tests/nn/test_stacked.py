@@ -5,7 +5,7 @@ import torch
 
 from sklearn_pt._training import FixedEntries
 from sklearn_pt.nn import PartiallyTrainableMLP
-from sklearn_pt.nn._batched import BatchedPartiallyTrainableMLP, append_ones
+from sklearn_pt.nn._stacked import StackedPartiallyTrainableMLP, append_ones
 
 
 def seeded():
@@ -28,7 +28,7 @@ def networks(proportions=(0.0, 0.4, 1.0), sizes=(12, 7), n_outputs=2):
 
 def test_forward_matches_each_network():
     nets = networks()
-    batch = BatchedPartiallyTrainableMLP.from_modules(nets)
+    batch = StackedPartiallyTrainableMLP.from_modules(nets)
     x = torch.randn(3, 9, 4, generator=seeded(), dtype=torch.float64)
     out = batch(x)
     assert out.shape == (3, 9, 2) and batch.n_models == 3
@@ -45,7 +45,7 @@ def test_predict_matches_forward(max_elements):
     also chunked (20 elements: one row of the widest layer per chunk, the
     last chunk shorter) and on inputs shared by all networks."""
     nets = networks()
-    batch = BatchedPartiallyTrainableMLP.from_modules(nets)
+    batch = StackedPartiallyTrainableMLP.from_modules(nets)
     x = torch.randn(3, 9, 4, generator=seeded(), dtype=torch.float64)
     for inputs in (x, x[0].expand(3, -1, -1)):
         out = batch.predict(append_ones(inputs), max_elements=max_elements)
@@ -56,7 +56,7 @@ def test_predict_matches_forward(max_elements):
 
 def test_squared_weight_norms_count_trainable_rows_only():
     nets = networks()
-    batch = BatchedPartiallyTrainableMLP.from_modules(nets)
+    batch = StackedPartiallyTrainableMLP.from_modules(nets)
     expected = torch.stack(
         [sum(p.square().sum() for p in net.parameters() if p.ndim >= 2) for net in nets]
     )
@@ -67,7 +67,7 @@ def test_restore_keeps_frozen_rows_and_stopped_models_bitwise():
     """Adam with weight decay and a zero gradient still moves every weight;
     the training's FixedEntries (from the module's update masks) must undo
     that for frozen rows and stopped networks."""
-    batch = BatchedPartiallyTrainableMLP.from_modules(networks())
+    batch = StackedPartiallyTrainableMLP.from_modules(networks())
     optimizer = torch.optim.Adam(batch.parameters(), lr=0.1, weight_decay=1.0)
     fixed = FixedEntries(batch.parameters(), batch.update_masks(), batch.n_models)
     x = torch.randn(3, 5, 4, generator=seeded(), dtype=torch.float64)
@@ -100,7 +100,7 @@ def test_restore_keeps_frozen_rows_and_stopped_models_bitwise():
 
 def test_copy_to_modules_round_trip():
     nets = networks()
-    batch = BatchedPartiallyTrainableMLP.from_modules(nets)
+    batch = StackedPartiallyTrainableMLP.from_modules(nets)
     with torch.no_grad():  # move the trainable entries only, as training does
         for weight, bias, mask in zip(
             batch.hidden_weights,
@@ -125,9 +125,9 @@ def test_copy_to_modules_round_trip():
 def test_shapes_must_agree():
     mixed = networks(proportions=(0.5,)) + networks(proportions=(0.5,), sizes=(12,))
     with pytest.raises(ValueError, match="same layer sizes"):
-        BatchedPartiallyTrainableMLP.from_modules(mixed)
+        StackedPartiallyTrainableMLP.from_modules(mixed)
     with pytest.raises(ValueError, match="one entry per hidden layer"):
-        BatchedPartiallyTrainableMLP(
+        StackedPartiallyTrainableMLP(
             [torch.zeros(1, 2, 2)], [], [], torch.zeros(1, 1, 2), torch.zeros(1, 1)
         )
 
@@ -151,7 +151,7 @@ def test_squared_error_gradients_match_autograd(
     splits the rows into chunks (max_elements=1: one row at a time); a layer
     frozen in every network gets no gradient at all."""
     nets = networks(proportions=proportions, sizes=sizes, n_outputs=n_outputs)
-    batch = BatchedPartiallyTrainableMLP.from_modules(nets)
+    batch = StackedPartiallyTrainableMLP.from_modules(nets)
     generator = seeded()
     x = torch.randn(len(nets), 9, 4, generator=generator, dtype=torch.float64)
     y = torch.randn(len(nets), 9, n_outputs, generator=generator, dtype=torch.float64)

@@ -2,14 +2,14 @@
 
 A sweep over the trainable proportion ``P`` and the seed trains ``K`` networks
 that differ only in their initial weights and in which neurons are trainable.
-:class:`BatchedPartiallyTrainableMLP` holds each layer of the ``K`` networks as
+:class:`StackedPartiallyTrainableMLP` holds each layer of the ``K`` networks as
 one stacked tensor and evaluates all of them with one batched matrix product
 per layer, so one optimiser step updates the ``K`` networks at once.
 
 Each layer is stored *augmented and transposed*, ``(K, in + 1, out)``: rows
 ``:in`` hold ``W^T`` and the last row the bias, so that ``[x, 1] @ layer`` is
 the affine map. Its training step
-(:meth:`BatchedPartiallyTrainableMLP.squared_error_gradients_`) is a
+(:meth:`StackedPartiallyTrainableMLP.squared_error_gradients_`) is a
 hand-derived backward pass in reusable buffers rather than autograd. At the
 sizes of a phase-transition sweep the step is bound by the two products with
 the ``(K, batch, width)`` activations and by the passes over them; the layout
@@ -24,18 +24,80 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ._activations import activation_function
+from ._first_layer import FirstLayerNetwork
+from ._losses import half_squared_error
 from ._partial import PartiallyTrainableMLP
 
-__all__ = ["BatchedPartiallyTrainableMLP", "Workspace", "append_ones"]
+__all__ = [
+    "HandDerivedGradients",
+    "StackedFirstLayerNetwork",
+    "StackedModule",
+    "StackedPartiallyTrainableMLP",
+    "StackedTwoLayerNetwork",
+    "Workspace",
+    "append_ones",
+]
 
 
-class BatchedPartiallyTrainableMLP(nn.Module):
+@runtime_checkable
+class StackedModule(Protocol):
+    """What :class:`~sklearn_pt._training.StackedStepper` trains: ``K``
+    models of one shape stacked in one module.
+
+    A stacked module evaluates all models at once and says which entries
+    may move; the stepper keeps the others, and every entry of a stopped
+    model, at their values (:class:`~sklearn_pt._training.FixedEntries`).
+    """
+
+    @property
+    def n_models(self) -> int:
+        """``K``."""
+
+    def stacked_losses(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """Each model's loss on its rows, shape ``(K,)``, differentiable:
+        e.g. ``half_squared_error`` of ``f_k(x[k])`` and ``y[k]``."""
+
+    def predict(self, x: torch.Tensor) -> torch.Tensor:
+        """The outputs ``(K, n, ...)`` without autograd."""
+
+    def update_masks(self) -> list[tuple[nn.Parameter, torch.Tensor]]:
+        """``(parameter, mask)`` pairs: the bool mask (broadcastable, leading
+        dimension ``K``) of the entries that may change; ``[]`` when all
+        may."""
+
+    def squared_weight_norms(self) -> torch.Tensor:
+        """The penalised norms, shape ``(K,)`` (the penalty is ``alpha /
+        (2 n)`` times these)."""
+
+    def add_weight_decay_(self, weight_decay: float) -> None:
+        """Add ``weight_decay`` times the penalised weights to their
+        ``.grad``."""
+
+    def make_workspace(self):
+        """The reusable buffers of the module's hand-derived backward pass
+        (passed back as ``workspace=``), or None."""
+
+
+@runtime_checkable
+class HandDerivedGradients(Protocol):
+    """A module with a hand-derived backward pass for the squared loss,
+    which a stepper uses instead of autograd (``gradients="auto"``)."""
+
+    def squared_error_gradients_(
+        self, x: torch.Tensor, y: torch.Tensor, **keywords
+    ) -> torch.Tensor:
+        """The losses, with the gradients of loss plus ``weight_decay=``
+        penalty written into the parameters' ``.grad``."""
+
+
+class StackedPartiallyTrainableMLP(nn.Module):
     """``K`` ReLU networks with partly trainable hidden layers, stacked.
 
     Network ``k`` computes the same function as the
@@ -87,11 +149,11 @@ class BatchedPartiallyTrainableMLP(nn.Module):
     --------
     >>> import torch
     >>> from sklearn_pt.nn import PartiallyTrainableMLP
-    >>> from sklearn_pt.nn._batched import BatchedPartiallyTrainableMLP
+    >>> from sklearn_pt.nn._stacked import StackedPartiallyTrainableMLP
     >>> nets = [PartiallyTrainableMLP(3, hidden_layer_sizes=(8,),
     ...                               trainable_proportion=p, random_state=0)
     ...         for p in (0.0, 0.5)]
-    >>> batch = BatchedPartiallyTrainableMLP.from_modules(nets)
+    >>> batch = StackedPartiallyTrainableMLP.from_modules(nets)
     >>> batch.layers[0].shape
     torch.Size([2, 4, 8])
     >>> x = torch.ones(4, 3) / 3 ** 0.5
@@ -138,7 +200,7 @@ class BatchedPartiallyTrainableMLP(nn.Module):
     @classmethod
     def from_modules(
         cls, modules: Sequence[PartiallyTrainableMLP]
-    ) -> BatchedPartiallyTrainableMLP:
+    ) -> StackedPartiallyTrainableMLP:
         """Stack networks of identical shapes (their current weights).
 
         Parameters
@@ -148,7 +210,7 @@ class BatchedPartiallyTrainableMLP(nn.Module):
 
         Returns
         -------
-        BatchedPartiallyTrainableMLP
+        StackedPartiallyTrainableMLP
             Network ``k`` is a copy of ``modules[k]``.
         """
         shapes = {_shapes(m) for m in modules}
@@ -310,7 +372,7 @@ class BatchedPartiallyTrainableMLP(nn.Module):
         for depth, layer in enumerate(self.layers):
             x = F.relu(torch.bmm(x, layer) if depth == 0 else _affine(x, layer))
         outputs = _readout(self.readout_bias.unsqueeze(1), x, self.readout_weight)
-        return 0.5 * (outputs - y).square().mean((1, 2))
+        return half_squared_error(outputs, y, dim=(1, 2))
 
     @torch.no_grad()
     def add_weight_decay_(self, weight_decay: float) -> None:
@@ -558,7 +620,7 @@ class Workspace:
 
 
 class _StepViews(NamedTuple):
-    """Views of :class:`BatchedPartiallyTrainableMLP`'s parameters and of
+    """Views of :class:`StackedPartiallyTrainableMLP`'s parameters and of
     their gradient buffers, for the training step."""
 
     key: tuple[int, ...]  # the parameters' data pointers when built
@@ -575,7 +637,7 @@ class _StepViews(NamedTuple):
 
 def append_ones(x: torch.Tensor) -> torch.Tensor:
     """``x`` with a last column of ones: the inputs
-    :meth:`BatchedPartiallyTrainableMLP.squared_error_gradients_` takes.
+    :meth:`StackedPartiallyTrainableMLP.squared_error_gradients_` takes.
 
     Parameters
     ----------
@@ -588,7 +650,7 @@ def append_ones(x: torch.Tensor) -> torch.Tensor:
     Examples
     --------
     >>> import torch
-    >>> from sklearn_pt.nn._batched import append_ones
+    >>> from sklearn_pt.nn._stacked import append_ones
     >>> append_ones(torch.zeros(2, 3))
     tensor([[0., 0., 0., 1.],
             [0., 0., 0., 1.]])
@@ -625,3 +687,76 @@ def _shapes(module: PartiallyTrainableMLP) -> tuple:
     )
     reference = module.readout.weight
     return layers, tuple(reference.shape), reference.dtype, reference.device
+
+
+class _StackedFirstLayer:
+    """The :class:`StackedModule` members of a module whose trained
+    parameter is one stacked first layer ``weight`` of shape ``(K, width,
+    d)``, every entry of which may change, penalised by its squared norm."""
+
+    weight: nn.Parameter
+
+    @torch.no_grad()
+    def predict(self, x: torch.Tensor) -> torch.Tensor:
+        return self(x)
+
+    @property
+    def n_models(self) -> int:
+        return self.weight.shape[0]
+
+    def update_masks(self) -> list:
+        """Every entry of ``W`` may change."""
+        return []
+
+    def make_workspace(self) -> None:
+        """No buffers to keep (the stepper calls this once)."""
+        return None
+
+    def squared_weight_norms(self) -> torch.Tensor:
+        """``||W[k]||^2`` per network, shape (K,)."""
+        return self.weight.square().sum((1, 2))
+
+    @torch.no_grad()
+    def add_weight_decay_(self, weight_decay: float) -> None:
+        """Add ``weight_decay * W`` to ``weight.grad``."""
+        self.weight.grad.add_(self.weight, alpha=weight_decay)
+
+
+class StackedFirstLayerNetwork(_StackedFirstLayer, FirstLayerNetwork):
+    """``K`` :class:`FirstLayerNetwork` s of one shape, stacked: first layers
+    ``W`` of shape ``(K, width, d)``, one fixed second layer ``a``; network
+    ``k`` computes ``sigma(x[k] @ W[k].T) @ a / width``. It has the protocol
+    of :class:`~sklearn_pt._training.StackedStepper` (which puts a stopped
+    network's ``W[k]`` back after every step); its training step is
+    :meth:`FirstLayerNetwork.squared_error_gradients_`, stacked.
+    """
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self._outputs(torch.bmm(self.weight, x.mT))
+
+    def stacked_losses(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return half_squared_error(self(x), y, dim=1)
+
+
+class StackedTwoLayerNetwork(_StackedFirstLayer, nn.Module):
+    """``K`` :class:`TwoLayerNetwork` s of one shape, stacked: first layers
+    ``W`` of shape ``(K, N, d)`` (the trained parameter), second layers ``a``
+    of shape ``(K, N)``; network ``k`` computes
+    ``a[k]^T sigma(W[k] x) / sqrt(N)`` on its inputs ``x[k]``. It has the
+    protocol of :class:`~sklearn_pt._training.StackedStepper`, with the
+    per-network loss ``stacked_loss(outputs, y) -> (K,)``."""
+
+    def __init__(self, weight, readout, activation, stacked_loss):
+        super().__init__()
+        self.weight = nn.Parameter(weight)
+        self.register_buffer("readout", readout)
+        self.activation = activation
+        self.stacked_loss = stacked_loss
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        hidden = activation_function(self.activation)(torch.bmm(x, self.weight.mT))
+        outputs = torch.bmm(hidden, self.readout.unsqueeze(2)).squeeze(2)
+        return outputs / math.sqrt(self.readout.shape[1])
+
+    def stacked_losses(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return self.stacked_loss(self(x), y)

@@ -31,9 +31,11 @@ import numpy as np
 import torch
 
 from ._compat import Interval, StrOptions
+from ._training import SOLVERS
 from .nn._random import make_generator
 
 __all__ = [
+    "TORCH_PARAMETER_CONSTRAINTS",
     "TRAINING_PARAMETER_CONSTRAINTS",
     "DeviceString",
     "as_tensor",
@@ -44,7 +46,6 @@ __all__ = [
     "solve_ridge",
 ]
 
-SOLVERS = ("sgd", "adam", "gd", "lbfgs")
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 _DEVICE_PATTERN = re.compile(r"(auto|cpu|cuda(:\d+)?)")
 _PREDICT_CHUNK_ROWS = 65_536
@@ -66,6 +67,13 @@ class DeviceString(StrOptions):
         return "a str among {'auto', 'cpu', 'cuda', 'cuda:N'}"
 
 
+TORCH_PARAMETER_CONSTRAINTS = {
+    "device": [DeviceString()],
+    "dtype": [StrOptions(set(DTYPES))],
+}
+"""The constraints of the ``device`` and ``dtype`` parameters, the one
+definition every estimator merges into its own."""
+
 TRAINING_PARAMETER_CONSTRAINTS = {
     "solver": [StrOptions(set(SOLVERS))],
     "alpha": [Interval(Real, 0, None, closed="left")],
@@ -77,8 +85,7 @@ TRAINING_PARAMETER_CONSTRAINTS = {
     "shuffle": ["boolean"],
     "random_state": ["random_state"],
     "verbose": ["verbose"],
-    "device": [DeviceString()],
-    "dtype": [StrOptions(set(DTYPES))],
+    **TORCH_PARAMETER_CONSTRAINTS,
 }
 """Constraints of the engine's parameters, merged into each estimator's own."""
 
@@ -103,7 +110,7 @@ def resolve_device(device: str) -> torch.device:
 
     Examples
     --------
-    >>> from sklearn_pt._engine import resolve_device
+    >>> from sklearn_pt._torch_bridge import resolve_device
     >>> resolve_device("cpu")
     device(type='cpu')
     """

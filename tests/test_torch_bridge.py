@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from sklearn_pt._engine import (
+from sklearn_pt._torch_bridge import (
     DeviceString,
     as_tensor,
     make_generator,
@@ -19,10 +19,10 @@ from sklearn_pt._training import (
     DivergenceCheck,
     FunctionCallback,
     default_callbacks,
-    train_module,
 )
 from sklearn_pt.exceptions import ConvergenceWarning, DivergenceError
 from tests._numerics import assert_same_math
+from tests._train import train_module
 
 
 def linear_problem(n=256, d=4, seed=0, dtype=torch.float64):

@@ -1,10 +1,5 @@
-"""What one training iteration optimises, and over which rows.
+"""Over which rows an iteration trains, and when it has converged.
 
-* :func:`half_squared_error`, the loss of every estimator that trains with
-  the squared error, and :func:`initial_loss`, the reference of the divergence
-  checks;
-* :func:`penalty`, the L2 penalty ``weight_decay / 2 * ||W||^2`` the loss
-  curves include (the optimisers apply its gradient as weight decay);
 * :class:`EpochPlan`, the batch sizes, their weights in the epoch's mean
   loss and each model's row order, drawn from its own generator;
 * :class:`ToleranceRule`, the ``tol`` / ``n_iter_no_change`` convergence
@@ -18,41 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 
 __all__ = [
-    "INITIAL_LOSS_ROWS",
     "EpochPlan",
     "ToleranceRule",
-    "half_squared_error",
-    "initial_loss",
-    "penalty",
     "resolve_batch_size",
 ]
-
-INITIAL_LOSS_ROWS = 8_192
-"""Rows on which the reference loss of the divergence checks is measured."""
-
-
-def half_squared_error(prediction: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-    """``0.5 * mean((prediction - target) ** 2)``, scikit-learn's squared loss."""
-    return 0.5 * F.mse_loss(prediction, target)
-
-
-def initial_loss(module, X, y, loss=None) -> float:
-    """The reference of the divergence checks: the loss at initialisation on
-    the first 8,192 rows (one small forward pass whatever ``n``)."""
-    rows = slice(0, INITIAL_LOSS_ROWS)
-    with torch.no_grad():
-        return float((loss or half_squared_error)(module(X[rows]), y[rows]))
-
-
-def penalty(decayed: Sequence[torch.Tensor], weight_decay: float):
-    """The L2 penalty ``weight_decay / 2 * ||W||^2`` over the ``decayed``
-    tensors (0.0 when there is none)."""
-    if weight_decay == 0.0 or not decayed:
-        return 0.0
-    return 0.5 * weight_decay * sum(p.square().sum() for p in decayed)
 
 
 def resolve_batch_size(batch_size: int | str, solver: str, n_samples: int) -> int:

@@ -1,4 +1,4 @@
-"""Batched sweeps against the sequential fits they replace."""
+"""Stacked sweeps against the sequential fits they replace."""
 
 import warnings
 
@@ -16,18 +16,15 @@ from sklearn_pt._training import (
     EarlyStopping,
     MaxIterWarning,
     StackedStepper,
+    fit_loop,
     initial_loss,
 )
 from sklearn_pt.exceptions import ConvergenceWarning, DivergenceError
-from sklearn_pt.model_selection import proportion_curve
-from sklearn_pt.model_selection._batched import (
-    batched_unsupported_reason,
-    fit_batched,
-    train_batched,
-)
+from sklearn_pt.model_selection import fit_stacked, proportion_curve
+from sklearn_pt.model_selection._stacked import stacked_fit_unsupported
 from sklearn_pt.neural_network import PartiallyTrainableRegressor
 from sklearn_pt.nn import PartiallyTrainableMLP
-from sklearn_pt.nn._batched import BatchedPartiallyTrainableMLP, append_ones
+from sklearn_pt.nn._stacked import StackedPartiallyTrainableMLP, append_ones
 from tests.conftest import make_sphere_regression
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -42,41 +39,58 @@ RTOL64 = 1e-10
 RTOL32 = 1e-5
 
 
+def train_stacked(
+    module, X, y, *, generators, max_iter, callbacks, learning_rate_init, **params
+):
+    """The stacked training of ``module``'s networks on ``(X, y)``: one
+    :func:`~sklearn_pt._training.fit_loop` over a
+    :class:`~sklearn_pt._training.StackedStepper`, as a stacked fit runs it."""
+    stepper = StackedStepper(
+        module,
+        append_ones(X),
+        y,
+        learning_rate=learning_rate_init,
+        generators=generators,
+        **params,
+    )
+    return fit_loop(stepper, max_iter=max_iter, callbacks=callbacks)
+
+
 def two_output_data(n_samples=240):
     X, y = make_sphere_regression(n_samples=n_samples)
     return X, np.c_[y, X[:, 3] * X[:, 4]]
 
 
-def sequential_and_batched(base, X, y, proportions=PROPORTIONS, seeds=SEEDS):
+def sequential_and_stacked(base, X, y, proportions=PROPORTIONS, seeds=SEEDS):
     configs = [
         clone(base).set_params(trainable_proportion=p, random_state=s)
         for p in proportions
         for s in seeds
     ]
-    batched = fit_batched([clone(c) for c in configs], X, y)
+    stacked = fit_stacked([clone(c) for c in configs], X, y)
     sequential = []
     for config in configs:
         try:
             sequential.append(config.fit(X, y))
         except DivergenceError as error:
             sequential.append(error)
-    return sequential, batched
+    return sequential, stacked
 
 
-def assert_same_fit(sequential, batched, X, rtol):
-    assert type(batched) is type(sequential)
+def assert_same_fit(sequential, stacked, X, rtol):
+    assert type(stacked) is type(sequential)
     if isinstance(sequential, DivergenceError):
         return
-    assert batched.n_iter_ == sequential.n_iter_
-    assert batched.n_features_in_ == sequential.n_features_in_
+    assert stacked.n_iter_ == sequential.n_iter_
+    assert stacked.n_features_in_ == sequential.n_features_in_
     for mask_b, mask_s in zip(
-        batched.trainable_masks_, sequential.trainable_masks_, strict=True
+        stacked.trainable_masks_, sequential.trainable_masks_, strict=True
     ):
         np.testing.assert_array_equal(mask_b, mask_s)
-    np.testing.assert_allclose(batched.loss_curve_, sequential.loss_curve_, rtol=rtol)
+    np.testing.assert_allclose(stacked.loss_curve_, sequential.loss_curve_, rtol=rtol)
     expected = sequential.predict(X)
     np.testing.assert_allclose(
-        batched.predict(X), expected, rtol=rtol, atol=rtol * np.abs(expected).max()
+        stacked.predict(X), expected, rtol=rtol, atol=rtol * np.abs(expected).max()
     )
 
 
@@ -96,8 +110,8 @@ def test_equals_sequential_fits_with_early_stopping(solver):
         n_iter_no_change=3,
         dtype="float64",
     )
-    sequential, batched = sequential_and_batched(base, X, y)
-    for seq, bat in zip(sequential, batched, strict=True):
+    sequential, stacked = sequential_and_stacked(base, X, y)
+    for seq, bat in zip(sequential, stacked, strict=True):
         assert_same_fit(seq, bat, X, RTOL64)
     n_iters = [fit.n_iter_ for fit in sequential]
     assert len(set(n_iters)) >= 3, n_iters
@@ -109,18 +123,18 @@ def test_equals_sequential_full_batch_gd_and_float32():
     gd = PartiallyTrainableRegressor(
         (32,), solver="gd", learning_rate_init=0.5, max_iter=40, dtype="float64"
     )
-    for seq, bat in zip(*sequential_and_batched(gd, X, y), strict=True):
+    for seq, bat in zip(*sequential_and_stacked(gd, X, y), strict=True):
         assert_same_fit(seq, bat, X, RTOL64)
     adam32 = PartiallyTrainableRegressor(
         (32,), learning_rate_init=1e-2, max_iter=30, tol=0.0, n_iter_no_change=100
     )
-    for seq, bat in zip(*sequential_and_batched(adam32, X, y), strict=True):
+    for seq, bat in zip(*sequential_and_stacked(adam32, X, y), strict=True):
         assert_same_fit(seq, bat, X, RTOL32)
 
 
 @pytest.mark.parametrize("selection", ["random", "leverage"])
 def test_ridge_readout_equals_sequential_fits_and_scores(selection):
-    """readout="ridge": each network's readout re-solved after the batched
+    """readout="ridge": each network's readout re-solved after the stacked
     training, the P = 0 ones as the closed-form fit alone, and the batch's
     own R^2 scoring sees the re-solved readouts. Leverage selection builds
     each network from the training split, as fit does."""
@@ -134,12 +148,12 @@ def test_ridge_readout_equals_sequential_fits_and_scores(selection):
         max_iter=20,
         dtype="float64",
     )
-    sequential, batched = sequential_and_batched(base, X, y)
-    for seq, bat in zip(sequential, batched, strict=True):
+    sequential, stacked = sequential_and_stacked(base, X, y)
+    for seq, bat in zip(sequential, stacked, strict=True):
         assert_same_fit(seq, bat, X, RTOL64)
     assert [fit.n_iter_ for fit in sequential[:2]] == [1, 1]  # P = 0: closed form
     train, _ = proportion_curve(
-        base, X, y, proportions=PROPORTIONS, cv=KFold(2), strategy="batched"
+        base, X, y, proportions=PROPORTIONS, cv=KFold(2), strategy="stacked"
     )
     expected, _ = proportion_curve(
         base, X, y, proportions=PROPORTIONS, cv=KFold(2), strategy="sequential"
@@ -150,7 +164,7 @@ def test_ridge_readout_equals_sequential_fits_and_scores(selection):
 def test_networks_of_different_init_scales_and_selections_in_one_batch():
     """init_scale, trainable_selection and leverage_pool_size only build the
     initial network: one batch of all of them equals the sequential fits, and
-    a proportion_curve over init_scale is batched to the same scores."""
+    a proportion_curve over init_scale is stacked to the same scores."""
     X, y = make_sphere_regression(n_samples=120)
     base = PartiallyTrainableRegressor(
         (16,), readout="ridge", learning_rate_init=2e-2, max_iter=15, dtype="float64"
@@ -167,17 +181,17 @@ def test_networks_of_different_init_scales_and_selections_in_one_batch():
         for selection, pool in (("random", None), ("leverage", 40))
         for p in (0.0, 0.5)
     ]
-    batched = fit_batched([clone(c) for c in configs], X, y)
-    for config, bat in zip(configs, batched, strict=True):
+    stacked = fit_stacked([clone(c) for c in configs], X, y)
+    for config, bat in zip(configs, stacked, strict=True):
         assert_same_fit(config.fit(X, y), bat, X, RTOL64)
     # the init scales really differ: tau = 10 draws larger first-layer biases
     bias = [
         fit.module_.hidden_layers[0].bias.detach().abs().max().item()
-        for fit in batched[::4]
+        for fit in stacked[::4]
     ]
     assert bias[1] > 2 * bias[0]
     kwargs = dict(param_name="init_scale", proportions=[1.0, 10.0], cv=KFold(2))
-    bat = proportion_curve(base, X, y, strategy="batched", **kwargs)
+    bat = proportion_curve(base, X, y, strategy="stacked", **kwargs)
     seq = proportion_curve(base, X, y, strategy="sequential", **kwargs)
     np.testing.assert_allclose(bat, seq, rtol=RTOL64)
 
@@ -197,9 +211,9 @@ def test_frozen_rows_stay_bitwise_fixed():
         )
         for p in (0.0, 0.5)
     ]
-    batch = BatchedPartiallyTrainableMLP.from_modules(modules)
+    batch = StackedPartiallyTrainableMLP.from_modules(modules)
     initial = [w.detach().clone() for w in batch.hidden_weights]
-    outcomes = train_batched(
+    outcomes = train_stacked(
         batch,
         X_t,
         y_t,
@@ -230,22 +244,22 @@ def test_divergence_is_per_model():
         project_to_sphere=True,
         dtype="float64",
     )
-    sequential, batched = sequential_and_batched(
+    sequential, stacked = sequential_and_stacked(
         base, X, y, proportions=(0.0, 1.0), seeds=(0,)
     )
     assert isinstance(sequential[0], DivergenceError)
     assert isinstance(sequential[1], PartiallyTrainableRegressor)
     # The same error; a fit alone also tries smaller step sizes for its advice.
-    assert str(sequential[0]).startswith(str(batched[0]))
-    assert_same_fit(sequential[1], batched[1], X, RTOL64)
+    assert str(sequential[0]).startswith(str(stacked[0]))
+    assert_same_fit(sequential[1], stacked[1], X, RTOL64)
     unfitted = clone(base).set_params(trainable_proportion=0.0, random_state=0)
     fitted = clone(unfitted).set_params(trainable_proportion=1.0)
-    outcomes = fit_batched([unfitted, fitted], X, y)
+    outcomes = fit_stacked([unfitted, fitted], X, y)
     assert outcomes[1] is fitted
     assert not hasattr(unfitted, "n_features_in_")  # left as it was, like fit
 
 
-def test_proportion_curve_batched_equals_sequential():
+def test_proportion_curve_stacked_equals_sequential():
     X, y = make_sphere_regression(n_samples=150)
     reg = PartiallyTrainableRegressor(
         (16,), max_iter=15, learning_rate_init=1e-2, dtype="float64"
@@ -257,19 +271,19 @@ def test_proportion_curve_batched_equals_sequential():
         scoring="neg_mean_squared_error",
     )
     sequential = proportion_curve(reg, X, y, strategy="sequential", **kwargs)
-    batched = proportion_curve(reg, X, y, strategy="batched", **kwargs)
+    stacked = proportion_curve(reg, X, y, strategy="stacked", **kwargs)
     automatic = proportion_curve(reg, X, y, **kwargs)
-    for seq, bat, auto in zip(sequential, batched, automatic, strict=True):
+    for seq, bat, auto in zip(sequential, stacked, automatic, strict=True):
         assert bat.shape == (3, 2, 3)
         np.testing.assert_allclose(bat, seq, rtol=RTOL64)
         np.testing.assert_array_equal(auto, bat)
-    assert not np.allclose(batched[1][:, 0], batched[1][:, 1])
+    assert not np.allclose(stacked[1][:, 0], stacked[1][:, 1])
 
 
 @pytest.mark.parametrize("scoring", [None, "r2"])
 @pytest.mark.parametrize("dtype, rtol", [("float64", RTOL64), ("float32", RTOL32)])
-def test_proportion_curve_r2_from_batched_predictions(scoring, dtype, rtol):
-    """The default score (R^2, computed for all networks from one batched
+def test_proportion_curve_r2_from_stacked_predictions(scoring, dtype, rtol):
+    """The default score (R^2, computed for all networks from one stacked
     prediction) is each network's own ``score``, for two outputs too."""
     X, y = two_output_data(n_samples=150)
     reg = PartiallyTrainableRegressor(
@@ -280,8 +294,8 @@ def test_proportion_curve_r2_from_batched_predictions(scoring, dtype, rtol):
     )
     for target in (y, y[:, 0]):
         sequential = proportion_curve(reg, X, target, strategy="sequential", **kwargs)
-        batched = proportion_curve(reg, X, target, strategy="batched", **kwargs)
-        for seq, bat in zip(sequential, batched, strict=True):
+        stacked = proportion_curve(reg, X, target, strategy="stacked", **kwargs)
+        for seq, bat in zip(sequential, stacked, strict=True):
             assert np.isfinite(bat).all()
             # R^2 = 1 - SSE/SST carries its rounding on SSE/SST: an R^2 near
             # 0 (P = 0 after 10 epochs: -4.9e-4) differs relatively by far
@@ -298,7 +312,7 @@ def test_initial_losses_are_each_networks():
         )
         for seed in range(3)
     ]
-    batch = BatchedPartiallyTrainableMLP.from_modules(modules)
+    batch = StackedPartiallyTrainableMLP.from_modules(modules)
     expected = [initial_loss(module, X, y) for module in modules]
     stepper = StackedStepper(batch, append_ones(X), y, generators=[None] * 3)
     np.testing.assert_allclose(stepper.initial_losses(), expected, rtol=1e-12)
@@ -312,7 +326,7 @@ def test_proportion_curve_random_state_sweep_and_divergence():
     )
     kwargs = dict(param_name="random_state", proportions=[0, 4], cv=2)
     seq = proportion_curve(reg, X, y, strategy="sequential", **kwargs)
-    bat = proportion_curve(reg, X, y, strategy="batched", **kwargs)
+    bat = proportion_curve(reg, X, y, strategy="stacked", **kwargs)
     np.testing.assert_allclose(bat[1], seq[1], rtol=RTOL64)
 
     diverging = clone(reg).set_params(
@@ -326,7 +340,7 @@ def test_proportion_curve_random_state_sweep_and_divergence():
     X, y = make_sphere_regression(n_samples=400)
     kwargs = dict(proportions=[0.0, 1.0], cv=2, random_states=[0])
     with pytest.warns(FitFailedWarning, match="fits failed"):
-        bat = proportion_curve(diverging, X, y, strategy="batched", **kwargs)
+        bat = proportion_curve(diverging, X, y, strategy="stacked", **kwargs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FitFailedWarning)
         seq = proportion_curve(diverging, X, y, strategy="sequential", **kwargs)
@@ -341,7 +355,7 @@ def test_proportion_curve_random_state_sweep_and_divergence():
         (
             make_pipeline(StandardScaler(), PartiallyTrainableRegressor()),
             "partiallytrainableregressor__trainable_proportion",
-            "not a PartiallyTrainableRegressor",
+            "Pipeline fits cannot be stacked",
         ),
         (PartiallyTrainableRegressor(), "alpha", "param_name='alpha'"),
         (
@@ -353,7 +367,7 @@ def test_proportion_curve_random_state_sweep_and_divergence():
 )
 def test_unsupported_sweeps(estimator, param_name, match):
     X, y = make_sphere_regression(n_samples=40)
-    assert batched_unsupported_reason(estimator, param_name) is not None
+    assert stacked_fit_unsupported(estimator, param_name) is not None
     with pytest.raises(ValueError, match=match):
         proportion_curve(
             estimator,
@@ -362,7 +376,7 @@ def test_unsupported_sweeps(estimator, param_name, match):
             param_name=param_name,
             proportions=[1.0],
             cv=2,
-            strategy="batched",
+            strategy="stacked",
         )
 
 
@@ -375,13 +389,13 @@ def test_auto_falls_back_to_sequential():
     np.testing.assert_array_equal(auto[1], sequential[1])
 
 
-def test_fit_batched_rejects_mixed_parameters():
+def test_fit_stacked_rejects_mixed_parameters():
     X, y = make_sphere_regression(n_samples=40)
     models = [PartiallyTrainableRegressor(alpha=a) for a in (0.0, 1.0)]
-    with pytest.raises(ValueError, match=r"differ too: \['alpha'\]"):
-        fit_batched(models, X, y)
+    with pytest.raises(ValueError, match=r"these differ too: 'alpha'\. Set them equal"):
+        fit_stacked(models, X, y)
     with pytest.raises(ValueError, match="solver='lbfgs'"):
-        fit_batched([PartiallyTrainableRegressor(solver="lbfgs")], X, y)
+        fit_stacked([PartiallyTrainableRegressor(solver="lbfgs")], X, y)
 
 
 def test_not_converged_networks_warn_once():
@@ -391,13 +405,13 @@ def test_not_converged_networks_warn_once():
     ]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fit_batched(models, X, y)
+        fit_stacked(models, X, y)
     convergence = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
     assert len(convergence) == 1
     assert "2 of 2 networks" in str(convergence[0].message)
 
 
-@pytest.mark.parametrize("strategy", ["batched", "sequential"])
+@pytest.mark.parametrize("strategy", ["stacked", "sequential"])
 def test_verbose_shows_a_progress_bar_and_zero_nothing(strategy, capsys):
     X, y = make_sphere_regression(n_samples=60)
     reg = PartiallyTrainableRegressor((8,), max_iter=2)
@@ -408,16 +422,16 @@ def test_verbose_shows_a_progress_bar_and_zero_nothing(strategy, capsys):
         shown = capsys.readouterr()
         proportion_curve(reg, X, y, verbose=0, **kwargs)
         quiet = capsys.readouterr()
-    total = 3 if strategy == "batched" else 6  # splits, or fits
+    total = 3 if strategy == "stacked" else 6  # splits, or fits
     assert shown.out == ""
     assert f"{total}/{total}" in shown.err and "proportion_curve" in shown.err
     assert quiet.out == quiet.err == ""
 
 
-@pytest.mark.parametrize("strategy", ["batched", "sequential"])
+@pytest.mark.parametrize("strategy", ["stacked", "sequential"])
 def test_a_sweep_warns_once_with_the_count_of_unconverged_fits(strategy):
     # 2 proportions x 2 seeds x 3 splits = 12 fits, all stopped by max_iter=2,
-    # even in joblib workers (n_jobs=2; the batched strategy ignores it).
+    # even in joblib workers (n_jobs=2; the stacked strategy ignores it).
     X, y = make_sphere_regression(n_samples=60)
     reg = PartiallyTrainableRegressor((8,), max_iter=2)
     with warnings.catch_warnings(record=True) as caught:
@@ -441,8 +455,8 @@ def test_a_sweep_warns_once_with_the_count_of_unconverged_fits(strategy):
 
 
 @pytest.mark.gpu
-def test_batched_sweep_on_gpu_equals_sequential():
-    """The batched sweep on a GPU (training, divergence checks and batched
+def test_stacked_sweep_on_gpu_equals_sequential():
+    """The stacked sweep on a GPU (training, divergence checks and stacked
     R^2) gives the sequential GPU fits' scores; the fitted models are on the
     GPU."""
     X, y = two_output_data(n_samples=200)
@@ -451,11 +465,11 @@ def test_batched_sweep_on_gpu_equals_sequential():
     )
     kwargs = dict(proportions=[0.0, 0.5, 1.0], cv=2, random_states=[0, 1])
     sequential = proportion_curve(reg, X, y, strategy="sequential", **kwargs)
-    batched = proportion_curve(reg, X, y, strategy="batched", **kwargs)
-    for seq, bat in zip(sequential, batched, strict=True):
+    stacked = proportion_curve(reg, X, y, strategy="stacked", **kwargs)
+    for seq, bat in zip(sequential, stacked, strict=True):
         assert np.isfinite(bat).all()
         np.testing.assert_allclose(bat, seq, rtol=RTOL64)
-    fitted = fit_batched([clone(reg)], X, y)[0]
+    fitted = fit_stacked([clone(reg)], X, y)[0]
     assert fitted.device_.type == "cuda"
     assert all(p.device.type == "cuda" for p in fitted.module_.parameters())
 
@@ -463,3 +477,18 @@ def test_batched_sweep_on_gpu_equals_sequential():
 def _stopping(**kwargs):
     stopping = EarlyStopping(**kwargs)
     return [stopping, MaxIterWarning(stopping)]
+
+
+def test_a_stacked_sweep_of_another_stackable_estimator_scores_each_fit():
+    """Any stackable estimator sweeps one of its _stacked_parameters stacked
+    (here FirstLayerGDRegressor's seed), scored by its own score: the
+    sequential scores, to rounding."""
+    from sklearn_pt.neural_network import FirstLayerGDRegressor
+
+    X, y = make_sphere_regression(n_samples=80)
+    reg = FirstLayerGDRegressor(3, activation="tanh", max_iter=5, dtype="float64")
+    kwargs = dict(param_name="random_state", proportions=[0, 1], cv=KFold(2))
+    stacked = proportion_curve(reg, X, y, strategy="stacked", **kwargs)
+    sequential = proportion_curve(reg, X, y, strategy="sequential", **kwargs)
+    np.testing.assert_allclose(stacked, sequential, rtol=RTOL64)
+    assert not np.allclose(stacked[1][0], stacked[1][1])  # the seeds differ
