@@ -20,9 +20,14 @@
 2. **One fit at P = 1**: ``PartiallyTrainableRegressor.fit`` against a plain
    torch loop with fused Adam and skorch (``bench_engine.py``'s candidates
    and workload; not checked equal: each draws its own initialisation).
-3. **Hessian spectrum**: ``hessian_spectrum`` against curvlinops +
-   ``scipy.sparse.linalg.eigsh`` when curvlinops is installed (it is not a
-   dependency of the project; skipped with the reason printed otherwise).
+3. **Hessian spectrum**: ``hessian_spectrum(method="lanczos")`` against
+   curvlinops' ``HessianLinearOperator`` with the same ARPACK call
+   (``scipy.sparse.linalg.eigsh``, 6 eigenvalues from both ends, ``tol=0``)
+   on ``bench_hessian.py``'s workload at 1000, 4000 and 16000 parameters
+   (``--quick``: the first two), checked to give the same eigenvalues first,
+   when curvlinops is installed (it is not a dependency of the project:
+   ``pip install curvlinops-for-pytorch --no-deps``; skipped with the reason
+   printed otherwise).
 
 Run by hand (not in CI)::
 
@@ -253,15 +258,90 @@ def single_fit_peers(args) -> dict[str, float]:
     return {name: medians[name] / ours for name in names}
 
 
-def hessian_peers() -> str:
+HESSIAN_PARAMS, HESSIAN_QUICK_PARAMS = (1000, 4000, 16000), (1000, 4000)
+HESSIAN_D, HESSIAN_N, HESSIAN_K = 100, 1000, 6
+
+
+def hessian_peers(args) -> str:
+    """``hessian_spectrum`` against curvlinops' Hessian operator with the same
+    ARPACK call, on ``bench_hessian.py``'s workload; the ratios, as text."""
     if importlib.util.find_spec("curvlinops") is None:
-        reason = (
-            "curvlinops is not installed (not a dependency of the project): skipped"
-        )
-        print(f"3. hessian_spectrum vs curvlinops + eigsh: {reason}")
+        reason = "curvlinops is not installed (not a dependency of the project)"
+        print(f"3. hessian_spectrum vs curvlinops + eigsh: {reason}: skipped")
         return "curvlinops skipped (not installed)"
-    print("3. curvlinops is installed, but no comparison is written yet: skipped")
-    return "curvlinops comparison not written"
+    params = HESSIAN_QUICK_PARAMS if args.quick else HESSIAN_PARAMS
+    print(
+        f"3. hessian_spectrum(method='lanczos') vs curvlinops "
+        f"HessianLinearOperator + scipy eigsh: the {HESSIAN_K} extreme "
+        f"eigenvalues (half from each end, tol=0) of FirstLayerGDRegressor on "
+        f"phase retrieval, d={HESSIAN_D}, n={HESSIAN_N}, float64, "
+        f"device={args.device}"
+    )
+    ratios = []
+    for n_params in params:
+        runs, eigenvalues = hessian_candidates(n_params, args.device)
+        for name, run in runs.items():
+            eigenvalues[name] = run()
+        reference = eigenvalues["hessian_spectrum"]
+        gap = np.abs(eigenvalues["curvlinops + eigsh"] - reference).max()
+        gap /= np.abs(reference).max()
+        print(f"{n_params} parameters: max eigenvalue difference / norm = {gap:.1e}")
+        if not gap <= args.rtol:
+            raise SystemExit("curvlinops + eigsh gives other eigenvalues")
+        medians = interleaved_medians(runs, repeats=args.repeats, device=args.device)
+        print_table(medians, "hessian_spectrum", speed_up=False)
+        ratios.append(medians["curvlinops + eigsh"] / medians["hessian_spectrum"])
+    text = ", ".join(f"{r:.1f}x" for r in ratios)
+    return f"curvlinops + eigsh {text} at {', '.join(map(str, params))} parameters"
+
+
+def hessian_candidates(n_params: int, device: str):
+    """The two ways to the spectrum of the Hessian of ``0.5 * mean((f(X) -
+    y) ** 2)``, as callables returning its sorted extreme eigenvalues (the
+    network fitted first, as in ``bench_hessian.py``), and an empty dict for
+    their results."""
+    from curvlinops import HessianLinearOperator
+    from scipy.sparse.linalg import eigsh
+
+    from sklearn_pt.datasets import make_phase_retrieval
+    from sklearn_pt.neural_network import FirstLayerGDRegressor
+    from sklearn_pt.spectral import hessian_spectrum
+
+    X, y = make_phase_retrieval(HESSIAN_N, HESSIAN_D, random_state=0)
+    regressor = FirstLayerGDRegressor(
+        hidden_layer_sizes=n_params // HESSIAN_D,
+        max_iter=10,
+        random_state=0,
+        device=device,
+    ).fit(X, y)
+    module = regressor.module_
+    inputs = torch.as_tensor(X, dtype=torch.float64, device=device)
+    with torch.no_grad():
+        shape = module(inputs).shape
+    targets = torch.as_tensor(y, dtype=torch.float64, device=device).reshape(shape)
+    trained = [p for p in module.parameters() if p.requires_grad]
+    start = np.random.default_rng(0).standard_normal(sum(p.numel() for p in trained))
+
+    def library():
+        spectrum = hessian_spectrum(
+            regressor, X, y, k=HESSIAN_K, which="both", method="lanczos"
+        )
+        return np.sort(spectrum.eigenvalues)
+
+    def curvlinops():
+        # MSELoss is mean((f - y)^2): twice the library's objective.
+        operator = HessianLinearOperator(
+            module,
+            torch.nn.MSELoss(),
+            trained,
+            [(inputs, targets)],
+            check_deterministic=False,
+        ).to_scipy()
+        values = eigsh(operator, k=HESSIAN_K, which="BE", v0=start, tol=0)[0]
+        return np.sort(values) / 2
+
+    runs = {"hessian_spectrum": library, "curvlinops + eigsh": curvlinops}
+    return runs, {}
 
 
 def main(argv=None):
@@ -278,7 +358,7 @@ def main(argv=None):
     warnings.simplefilter("ignore")
     sweep = sweep_peers(args)
     single = single_fit_peers(args)
-    hessian = hessian_peers()
+    hessian = hessian_peers(args)
     single_text = ", ".join(
         f"{name} {ratio:.2f}x" for name, ratio in single.items() if "P=1" not in name
     )
