@@ -132,7 +132,7 @@ def leverage_order_cache() -> Iterator[None]:
 
     The draws depend only on the generator's state, the inputs and the
     settings, not on the number of neurons kept, so the fits of one seed at
-    several ``P`` (a batched sweep) share one pool and one leverage
+    several ``P`` (a stacked sweep) share one pool and one leverage
     computation; the generator is left in the state the draws would leave
     it in, so everything after is unchanged.
     """
