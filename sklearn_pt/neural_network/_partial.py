@@ -110,10 +110,10 @@ def _leverage_first_layer(
         X,
         width,
         n_trainable,
+        generator=generator,
         init_scale=init_scale,
         pool_size=pool_size,
         reg=reg,
-        generator=generator,
     )
     if n_trainable == 0:
         return weight, bias
@@ -143,20 +143,19 @@ def leverage_order_cache() -> Iterator[None]:
         _ORDER_CACHE.reset(token)
 
 
-def _leverage_order(X, width, n_trainable, *, init_scale, pool_size, reg, generator):
+def _leverage_order(X, width, n_trainable, *, generator, **settings):
     """:func:`_draw_leverage_order`, replayed from :func:`leverage_order_cache`
-    when it is active and has these draws."""
+    when it is active and has these draws (``settings``: its ``init_scale``,
+    ``pool_size`` and ``reg``)."""
+
+    def draw():
+        return _draw_leverage_order(
+            X, width, n_trainable, generator=generator, **settings
+        )
+
     cache = _ORDER_CACHE.get()
     if cache is None or n_trainable == 0:
-        return _draw_leverage_order(
-            X,
-            width,
-            n_trainable,
-            init_scale=init_scale,
-            pool_size=pool_size,
-            reg=reg,
-            generator=generator,
-        )
+        return draw()
     key = (
         generator.get_state().numpy().tobytes(),
         X.detach().cpu().numpy().tobytes(),
@@ -164,21 +163,10 @@ def _leverage_order(X, width, n_trainable, *, init_scale, pool_size, reg, genera
         str(X.dtype),
         str(X.device),
         width,
-        float(init_scale),
-        pool_size,
-        reg,
+        *sorted(settings.items()),
     )
     if key not in cache:
-        drawn = _draw_leverage_order(
-            X,
-            width,
-            n_trainable,
-            init_scale=init_scale,
-            pool_size=pool_size,
-            reg=reg,
-            generator=generator,
-        )
-        cache[key] = (drawn, generator.get_state())
+        cache[key] = (draw(), generator.get_state())
     (weight, bias, pool_w, pool_b, order), state = cache[key]
     generator.set_state(state)
     return weight.clone(), bias.clone(), pool_w, pool_b, order
