@@ -18,6 +18,7 @@ __all__ = [
     "HERMITE_DEGREES",
     "activation_derivative",
     "activation_function",
+    "activation_second_derivative",
 ]
 
 
@@ -149,6 +150,42 @@ def activation_derivative(
     """
     try:
         return _DERIVATIVES.get(activation)
+    except TypeError:  # an unhashable callable
+        return None
+
+
+_SECOND_DERIVATIVES = {  # keyed as _DERIVATIVES (tested: one for each)
+    F.gelu: lambda z: torch.exp(-0.5 * z * z) * _INV_SQRT_2PI * (2.0 - z * z),
+    F.relu: torch.zeros_like,  # 0 away from 0, as autograd's double backward
+    torch.tanh: lambda z: -2.0 * torch.tanh(z) * _tanh_derivative(z),
+    F.softplus: lambda z: torch.where(
+        z > 20.0, 0.0, torch.sigmoid(z) * torch.sigmoid(-z)
+    ),
+    _square: lambda z: torch.full_like(z, 2.0),
+    _hermite2: torch.ones_like,
+    _hermite3: lambda z: 1.0 + z,
+    _sincos: lambda z: -_sincos(z),
+}
+
+
+def activation_second_derivative(
+    activation: Callable[[torch.Tensor], torch.Tensor],
+) -> Callable[[torch.Tensor], torch.Tensor] | None:
+    """``sigma''`` for a named activation's function, None for any other
+    callable (as :func:`activation_derivative`).
+
+    Examples
+    --------
+    >>> import torch
+    >>> from sklearn_pt.nn import ACTIVATIONS
+    >>> from sklearn_pt.nn._activations import activation_second_derivative
+    >>> activation_second_derivative(ACTIVATIONS["hermite3"])(torch.tensor([1.5]))
+    tensor([2.5000])
+    >>> print(activation_second_derivative(torch.sin))
+    None
+    """
+    try:
+        return _SECOND_DERIVATIVES.get(activation)
     except TypeError:  # an unhashable callable
         return None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from ._activations import activation_derivative
+from ._activations import activation_derivative, activation_second_derivative
 from ._losses import half_squared_error
 
 __all__ = ["FirstLayerNetwork"]
@@ -97,3 +97,42 @@ class FirstLayerNetwork(torch.nn.Module):
             gradient.add_(self.weight.detach(), alpha=weight_decay)
         self.weight.grad = gradient
         return losses
+
+    @torch.no_grad()
+    def squared_error_hessian_product(self, x: torch.Tensor, y: torch.Tensor):
+        """Products with the Hessian of ``0.5 * mean((f(x) - y) ** 2)`` with
+        respect to ``W``, derived by hand; None when ``sigma`` has no closed
+        form ``sigma'`` and ``sigma''`` (any callable but a named activation).
+
+        With ``Z = x W^T``, ``r = f(x) - y``, ``s1 = a/m * sigma'(Z)`` and
+        ``s2 = a/m * sigma''(Z) * r`` (computed once), the product with a
+        direction ``V`` is ``H[V] = D^T x / n`` with ``U = x V^T``, ``df =
+        (U * s1) 1`` (the change of the outputs) and ``D = s1 * df + s2 * U``:
+        two products with the data, where autograd's double backward through
+        the gradient's graph also re-derives ``sigma'`` and ``sigma''``
+        elementwise at every product (for GeLU, most of its time).
+
+        Returns
+        -------
+        callable or None
+            ``product(v)``: ``H v`` for ``v`` of shape ``(width * n_features,)``
+            (``W`` flattened row by row).
+        """
+        first = activation_derivative(self.activation)
+        second = activation_second_derivative(self.activation)
+        if first is None or second is None or self.weight.ndim != 2:
+            return None  # (stacked networks: not one Hessian)
+        z = x @ self.weight.T
+        readout = self.second_layer / self.weight.shape[0]
+        residual = self.activation(z) @ readout - y.reshape(-1)
+        s1 = first(z).mul_(readout)
+        s2 = second(z).mul_(readout).mul_(residual[:, None])
+        n_rows = x.shape[0]
+
+        def product(v: torch.Tensor) -> torch.Tensor:
+            u = x @ v.reshape(self.weight.shape).T
+            change = (u * s1).sum(1, keepdim=True)
+            d = torch.addcmul(s2.mul(u), s1, change)
+            return (d.T @ x).reshape(-1).div_(n_rows)
+
+        return product

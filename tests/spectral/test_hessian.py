@@ -6,7 +6,8 @@ from sklearn_pt._training import DivergenceCheck, FunctionCallback
 from sklearn_pt.datasets import make_phase_retrieval
 from sklearn_pt.metrics import eigenvector_overlap
 from sklearn_pt.neural_network import FirstLayerGDRegressor
-from sklearn_pt.nn import FirstLayerNetwork
+from sklearn_pt.nn import ACTIVATIONS, FirstLayerNetwork, half_squared_error
+from sklearn_pt.nn._activations import activation_second_derivative
 from sklearn_pt.spectral import (
     HessianMonitor,
     _hessian,
@@ -58,6 +59,38 @@ def test_lanczos_eigenvalues_equal_dense_eigh(which):
     np.testing.assert_allclose(lanczos.eigenvalues, expected, rtol=1e-6)
     dense = hessian_spectrum(module, X, y, k=k, which=which, method="dense")
     np.testing.assert_allclose(dense.eigenvalues, expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("activation", [*ACTIVATIONS, "custom"])
+def test_hand_derived_products_equal_the_reference_hessian(activation):
+    """A FirstLayerNetwork with a named activation gives the Lanczos run
+    hand-derived Hessian products (sigma' and sigma'' in closed form); they
+    equal products with torch.autograd.functional.hessian's matrix, and any
+    other callable keeps autograd's double backward."""
+    function = torch.sin if activation == "custom" else ACTIVATIONS[activation]
+    module, X, y = small_network(function)
+    operator = _hessian._HessianOperator(
+        module, torch.as_tensor(X), torch.as_tensor(y), half_squared_error
+    )
+    assert (operator._hand_product is None) == (activation == "custom")
+    reference = reference_hessian(module, X, y)
+    directions = np.random.default_rng(0).standard_normal((4, operator.size))
+    for v in directions:
+        product = operator.product(torch.as_tensor(v)).numpy()
+        scale = np.abs(reference @ v).max()
+        np.testing.assert_allclose(product, reference @ v, rtol=0, atol=1e-12 * scale)
+
+
+@pytest.mark.parametrize("activation", list(ACTIVATIONS))
+def test_second_derivatives_equal_autograd(activation):
+    function = ACTIVATIONS[activation]
+    z = torch.linspace(-6.0, 6.0, 1201, dtype=torch.float64)
+    z = z[z.abs() > 1e-6].requires_grad_()  # ReLU: not at its kink
+    (first,) = torch.autograd.grad(function(z).sum(), z, create_graph=True)
+    (second,) = torch.autograd.grad(first.sum(), z, allow_unused=True)
+    second = torch.zeros_like(z) if second is None else second
+    closed_form = activation_second_derivative(function)(z.detach())
+    torch.testing.assert_close(closed_form, second, rtol=1e-12, atol=1e-14)
 
 
 def test_dense_hessian_equals_closed_form_for_quadratic_activation():
