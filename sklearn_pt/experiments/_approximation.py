@@ -24,7 +24,7 @@ import torch
 
 from .._torch_bridge import make_generator, solve_ridge
 from ..kernels import BiasedReLUKernel
-from ..neural_network._partial import _leverage_order
+from ..neural_network._partial import _leverage_order, leading_candidates
 from ..theory import (
     approximation_bound,
     biased_relu_alpha,
@@ -362,7 +362,7 @@ def first_layers(
         One per entry of ``trainable_proportions``.
     """
     counts = [round(p * width) for p in trainable_proportions]
-    weight, bias, pool_w, pool_b, order = _leverage_order(
+    drawn = _leverage_order(
         X_select,
         width,
         max(counts),
@@ -371,13 +371,8 @@ def first_layers(
         reg=leverage_reg,
         generator=make_generator(seed),
     )
-    layers = []
-    for k in counts:
-        w, b = weight.clone(), bias.clone()
-        if k:
-            w[:k], b[:k] = pool_w[order[:k]], pool_b[order[:k]]
-        layers.append((w.to(X_select.device), b.to(X_select.device)))
-    return layers
+    layers = [leading_candidates(*drawn, k) for k in counts]
+    return [(w.to(X_select.device), b.to(X_select.device)) for w, b in layers]
 
 
 def approximation_errors(

@@ -106,7 +106,7 @@ def _leverage_first_layer(
     same seed. The trainable rows are the first ``n_trainable`` candidates of
     :func:`_leverage_order`.
     """
-    weight, bias, pool_w, pool_b, order = _leverage_order(
+    drawn = _leverage_order(
         X,
         width,
         n_trainable,
@@ -115,10 +115,17 @@ def _leverage_first_layer(
         pool_size=pool_size,
         reg=reg,
     )
-    if n_trainable == 0:
-        return weight, bias
-    chosen = order[:n_trainable]
-    weight[:n_trainable], bias[:n_trainable] = pool_w[chosen], pool_b[chosen]
+    return leading_candidates(*drawn, n_trainable)
+
+
+def leading_candidates(weight, bias, pool_w, pool_b, order, k: int):
+    """The layer ``(weight, bias)`` (copied) with its first ``k`` rows
+    replaced by the first ``k`` candidates of ``order`` in the pool: what
+    :func:`_leverage_order`'s draws give at ``k`` trainable neurons."""
+    weight, bias = weight.clone(), bias.clone()
+    if k:
+        chosen = order[:k]
+        weight[:k], bias[:k] = pool_w[chosen], pool_b[chosen]
     return weight, bias
 
 
