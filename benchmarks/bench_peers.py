@@ -43,6 +43,7 @@ import importlib.util
 import warnings
 from functools import partial
 
+import bench_hessian
 import numpy as np
 import torch
 from _timing import interleaved_medians, print_table
@@ -258,10 +259,6 @@ def single_fit_peers(args) -> dict[str, float]:
     return {name: medians[name] / ours for name in names}
 
 
-HESSIAN_PARAMS, HESSIAN_QUICK_PARAMS = (1000, 4000, 16000), (1000, 4000)
-HESSIAN_D, HESSIAN_N, HESSIAN_K = 100, 1000, 6
-
-
 def hessian_peers(args) -> str:
     """``hessian_spectrum`` against curvlinops' Hessian operator with the same
     ARPACK call, on ``bench_hessian.py``'s workload; the ratios, as text."""
@@ -269,19 +266,18 @@ def hessian_peers(args) -> str:
         reason = "curvlinops is not installed (not a dependency of the project)"
         print(f"3. hessian_spectrum vs curvlinops + eigsh: {reason}: skipped")
         return "curvlinops skipped (not installed)"
-    params = HESSIAN_QUICK_PARAMS if args.quick else HESSIAN_PARAMS
+    params = bench_hessian.QUICK_PARAMS if args.quick else bench_hessian.PARAMS
     print(
         f"3. hessian_spectrum(method='lanczos') vs curvlinops "
-        f"HessianLinearOperator + scipy eigsh: the {HESSIAN_K} extreme "
+        f"HessianLinearOperator + scipy eigsh: the {bench_hessian.K} extreme "
         f"eigenvalues (half from each end, tol=0) of FirstLayerGDRegressor on "
-        f"phase retrieval, d={HESSIAN_D}, n={HESSIAN_N}, float64, "
-        f"device={args.device}"
+        f"phase retrieval, d={bench_hessian.N_FEATURES}, "
+        f"n={bench_hessian.N_SAMPLES}, float64, device={args.device}"
     )
     ratios = []
     for n_params in params:
-        runs, eigenvalues = hessian_candidates(n_params, args.device)
-        for name, run in runs.items():
-            eigenvalues[name] = run()
+        runs = hessian_candidates(n_params, args.device)
+        eigenvalues = {name: run() for name, run in runs.items()}
         reference = eigenvalues["hessian_spectrum"]
         gap = np.abs(eigenvalues["curvlinops + eigsh"] - reference).max()
         gap /= np.abs(reference).max()
@@ -298,8 +294,7 @@ def hessian_peers(args) -> str:
 def hessian_candidates(n_params: int, device: str):
     """The two ways to the spectrum of the Hessian of ``0.5 * mean((f(X) -
     y) ** 2)``, as callables returning its sorted extreme eigenvalues (the
-    network fitted first, as in ``bench_hessian.py``), and an empty dict for
-    their results."""
+    network fitted first, as in ``bench_hessian.py``)."""
     from curvlinops import HessianLinearOperator
     from scipy.sparse.linalg import eigsh
 
@@ -307,10 +302,12 @@ def hessian_candidates(n_params: int, device: str):
     from sklearn_pt.neural_network import FirstLayerGDRegressor
     from sklearn_pt.spectral import hessian_spectrum
 
-    X, y = make_phase_retrieval(HESSIAN_N, HESSIAN_D, random_state=0)
+    X, y = make_phase_retrieval(
+        bench_hessian.N_SAMPLES, bench_hessian.N_FEATURES, random_state=0
+    )
     regressor = FirstLayerGDRegressor(
-        hidden_layer_sizes=n_params // HESSIAN_D,
-        max_iter=10,
+        hidden_layer_sizes=n_params // bench_hessian.N_FEATURES,
+        max_iter=bench_hessian.FIT_ITERATIONS,
         random_state=0,
         device=device,
     ).fit(X, y)
@@ -324,7 +321,7 @@ def hessian_candidates(n_params: int, device: str):
 
     def library():
         spectrum = hessian_spectrum(
-            regressor, X, y, k=HESSIAN_K, which="both", method="lanczos"
+            regressor, X, y, k=bench_hessian.K, which="both", method="lanczos"
         )
         return np.sort(spectrum.eigenvalues)
 
@@ -337,11 +334,11 @@ def hessian_candidates(n_params: int, device: str):
             [(inputs, targets)],
             check_deterministic=False,
         ).to_scipy()
-        values = eigsh(operator, k=HESSIAN_K, which="BE", v0=start, tol=0)[0]
+        values = eigsh(operator, k=bench_hessian.K, which="BE", v0=start, tol=0)[0]
         return np.sort(values) / 2
 
     runs = {"hessian_spectrum": library, "curvlinops + eigsh": curvlinops}
-    return runs, {}
+    return runs
 
 
 def main(argv=None):
