@@ -142,14 +142,19 @@ def test_shapes_must_agree():
         ((0.0, 0.0), (12, 7), 3),  # random features: the readout only
     ],
 )
-@pytest.mark.parametrize("max_elements, weight_decay", [(2**22, 0.0), (1, 0.3)])
+@pytest.mark.parametrize(
+    "max_elements, weight_decay, block_bytes",
+    [(2**22, 0.0, None), (2**22, 0.3, 1), (1, 0.3, 200)],
+)
 def test_squared_error_gradients_match_autograd(
-    proportions, sizes, n_outputs, max_elements, weight_decay
+    proportions, sizes, n_outputs, max_elements, weight_decay, block_bytes
 ):
     """The hand-derived backward pass gives autograd's losses and gradients
     (with the optimiser's weight decay added to every weight), also when it
-    splits the rows into chunks (max_elements=1: one row at a time); a layer
-    frozen in every network gets no gradient at all."""
+    splits the rows into chunks (max_elements=1: one row at a time) and the
+    networks into cache blocks (block_bytes=1: one network at a time; 200
+    bytes with one row: blocks of 2 and 1 of the 3 networks); a layer frozen
+    in every network gets no gradient at all."""
     nets = networks(proportions=proportions, sizes=sizes, n_outputs=n_outputs)
     batch = StackedPartiallyTrainableMLP.from_modules(nets)
     generator = seeded()
@@ -166,7 +171,11 @@ def test_squared_error_gradients_match_autograd(
     batch.zero_grad(set_to_none=True)
     for _ in range(2):  # the second call reuses the buffers and .grad tensors
         losses = batch.squared_error_gradients_(
-            append_ones(x), y, weight_decay=weight_decay, max_elements=max_elements
+            append_ones(x),
+            y,
+            weight_decay=weight_decay,
+            max_elements=max_elements,
+            block_bytes=block_bytes,
         )
     torch.testing.assert_close(losses, expected.detach(), rtol=1e-12, atol=1e-14)
     for name, param in batch.named_parameters():
