@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["GradientDescent", "make_optimizer"]
+__all__ = ["FusedAdam", "GradientDescent", "make_optimizer"]
 
 
 def _fused_supported(parameters) -> bool:
@@ -25,6 +25,8 @@ def make_optimizer(groups: list[dict], solver: str, learning_rate: float):
     # The fused kernels update all parameters in one call: measured 10% faster
     # per epoch than the default for-loop implementation on CPU.
     fused = _fused_supported([p for group in groups for p in group["params"]])
+    if solver == "adam" and fused and hasattr(torch, "_fused_adam_"):
+        return FusedAdam(groups, lr=learning_rate)
     if solver == "adam":
         return torch.optim.Adam(groups, lr=learning_rate, fused=fused)
     if solver == "sgd":
@@ -68,6 +70,91 @@ class GradientDescent:
                     param.add_(grad, alpha=-rate)
                 else:  # beyond the dtype: the step overflows, as torch's does
                     param.sub_(grad * rate)
+
+    def zero_grad(self) -> None:
+        for group in self.param_groups:
+            for param in group["params"]:
+                param.grad = None
+
+
+class FusedAdam:
+    """Adam through torch's fused kernel, without ``torch.optim.Adam``'s
+    per-step Python: the update of ``torch.optim.Adam(..., fused=True)``,
+    bitwise (tested), for float32/float64 parameters on a CPU or GPU.
+
+    ``torch.optim.Adam.step`` regroups the parameters by device and dtype and
+    walks its state dictionaries at every step: about 100 us per step on CPU,
+    as much as the update itself at the size of a stacked sweep (16 networks
+    of width 512). Here the state lives in lists built at the first step, and
+    a step is two calls, the step count's increment and ``torch._fused_adam_``
+    (the kernel ``torch.optim.Adam`` calls). :func:`make_optimizer` falls back
+    to ``torch.optim.Adam`` where that kernel is absent.
+
+    Parameters
+    ----------
+    groups : list of dict
+        ``{"params": [...]}``, optionally with ``"weight_decay"`` (L2, added
+        to the gradient as torch's Adam does) and ``"lr"``; ``"lr"`` and
+        ``"weight_decay"`` may be changed between steps in
+        :attr:`param_groups`.
+    lr : float
+        The step size of the groups that do not set their own.
+    betas : (float, float), default=(0.9, 0.999)
+    eps : float, default=1e-8
+    """
+
+    def __init__(self, groups: list[dict], lr: float, betas=(0.9, 0.999), eps=1e-8):
+        self.param_groups = [
+            {"lr": lr, "weight_decay": 0.0, **group, "params": list(group["params"])}
+            for group in groups
+        ]
+        self.betas, self.eps = betas, eps
+        self._state: list[tuple] | None = None
+
+    @staticmethod
+    def _moments(group: dict) -> tuple[list, list, list]:
+        """First and second moments and step counts of the group's
+        parameters (one float32 scalar each, as torch's fused Adam keeps
+        them), created at the first step."""
+        params = group["params"]
+        return (
+            [torch.zeros_like(p) for p in params],
+            [torch.zeros_like(p) for p in params],
+            [torch.zeros((), dtype=torch.float32, device=p.device) for p in params],
+        )
+
+    @torch.no_grad()
+    def step(self) -> None:
+        if self._state is None:
+            self._state = [self._moments(group) for group in self.param_groups]
+        for group, moments in zip(self.param_groups, self._state, strict=True):
+            params = group["params"]
+            grads = [p.grad for p in params]
+            if any(grad is None for grad in grads):  # as torch: skip those
+                kept = [i for i, grad in enumerate(grads) if grad is not None]
+                params, grads = [params[i] for i in kept], [grads[i] for i in kept]
+                moments = tuple([values[i] for i in kept] for values in moments)
+            if not params:
+                continue
+            means, squares, steps = moments
+            torch._foreach_add_(steps, 1)
+            torch._fused_adam_(
+                params,
+                grads,
+                means,
+                squares,
+                [],
+                steps,
+                amsgrad=False,
+                lr=group["lr"],
+                beta1=self.betas[0],
+                beta2=self.betas[1],
+                weight_decay=group["weight_decay"],
+                eps=self.eps,
+                maximize=False,
+                grad_scale=None,
+                found_inf=None,
+            )
 
     def zero_grad(self) -> None:
         for group in self.param_groups:

@@ -354,6 +354,46 @@ def test_gradient_descent_is_torch_sgd_bitwise(dtype, weight_decay):
     assert not torch.equal(runs[1][0], start[0])
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("weight_decay", [0.0, 0.37])
+def test_fused_adam_is_torch_fused_adam_bitwise(dtype, weight_decay):
+    """FusedAdam takes torch.optim.Adam(fused=True)'s steps bit for bit, per
+    group, with fresh .grad tensors at every step, a step size changed
+    midway, and a parameter without a gradient at one step (skipped: its
+    moments and step count do not move, as torch's)."""
+    from sklearn_pt._training._optimizers import FusedAdam, make_optimizer
+
+    generator = torch.Generator().manual_seed(0)
+    start = [torch.randn(5, 7, generator=generator, dtype=dtype), torch.randn(3)]
+    start[1] = start[1].to(dtype)
+    runs = []
+    for make in (
+        lambda groups: torch.optim.Adam(groups, lr=0.123, fused=True),
+        lambda groups: make_optimizer(groups, "adam", 0.123),
+    ):
+        params = [torch.nn.Parameter(t.clone()) for t in start]
+        optimizer = make(
+            [
+                {"params": params[:1], "weight_decay": weight_decay},
+                {"params": params[1:]},
+            ]
+        )
+        for iteration in range(6):
+            optimizer.zero_grad()
+            (params[0].sin().sum() * params[1].cos().sum()).backward()
+            if iteration == 2:
+                params[1].grad = None
+            if iteration == 3:
+                for group in optimizer.param_groups:
+                    group["lr"] = 0.05
+            optimizer.step()
+        runs.append(params)
+    assert isinstance(optimizer, FusedAdam)
+    for ours, torchs in zip(runs[1], runs[0], strict=True):
+        assert torch.equal(ours, torchs)
+    assert not torch.equal(runs[1][0], start[0])
+
+
 @pytest.mark.parametrize("activation", ["quadratic", "gelu", "relu", "custom"])
 def test_one_first_layer_network_trains_as_autograd(activation):
     """FirstOrderStepper takes FirstLayerNetwork's hand-derived gradient by
