@@ -290,7 +290,7 @@ class StackedPartiallyTrainableMLP(nn.Module):
         *,
         weight_decay: float = 0.0,
         max_elements: int = 2**22,
-        block_bytes: int | None = CACHE_BLOCK_BYTES,
+        block_bytes: int | str | None = "auto",
         workspace: Workspace | None = None,
     ) -> torch.Tensor:
         """Each network's loss ``0.5 * mean((f_k(x[k]) - y[k]) ** 2)``, with
@@ -319,12 +319,14 @@ class StackedPartiallyTrainableMLP(nn.Module):
             L2 penalty coefficient added to the weight gradients.
         max_elements : int, default=2**22
             Hidden activations held at once (per layer), in elements.
-        block_bytes : int or None, default=CACHE_BLOCK_BYTES
-            On a CPU, when only the last hidden layer trains (one output),
-            that layer is processed a few networks at a time, each block's
-            activations about ``block_bytes`` (at least one network), so that
-            they stay in the core's cache across the passes over them; None
-            processes all networks at once (as on a GPU).
+        block_bytes : int, "auto" or None, default="auto"
+            When only the last hidden layer trains (one output), that layer
+            is processed a few networks at a time, each block's activations
+            about ``block_bytes`` (at least one network), so that they stay
+            in a CPU core's cache across the passes over them. ``"auto"``:
+            :data:`CACHE_BLOCK_BYTES` on a CPU, and all networks at once on a
+            GPU (where kernel launches, not the cache, bound the step); None:
+            all at once.
         workspace : Workspace, optional
             The reusable buffers of the activations (the training loop keeps
             one, :meth:`make_workspace`); a fresh one when None.
@@ -551,8 +553,10 @@ class StackedPartiallyTrainableMLP(nn.Module):
         layer = views.layers[-1]
         n_models, n_rows = inputs.shape[:2]
         width = layer.shape[2]
+        if block_bytes == "auto":
+            block_bytes = CACHE_BLOCK_BYTES if layer.device.type == "cpu" else None
         block = n_models
-        if block_bytes is not None and layer.device.type == "cpu":
+        if block_bytes is not None:
             per_model = n_rows * width * layer.element_size()
             block = max(1, min(n_models, block_bytes // per_model))
         hidden = workspace.buffer("top_hidden", (block, n_rows, width), like=layer)

@@ -132,6 +132,31 @@ def test_shapes_must_agree():
         )
 
 
+def test_cache_blocks_follow_the_module_constant_on_cpu(monkeypatch):
+    """block_bytes="auto" reads CACHE_BLOCK_BYTES at each call on a CPU: with
+    it at 1 byte the last layer runs one network at a time (a one-network
+    activations buffer) and gives the gradients of the unblocked step."""
+    import sklearn_pt.nn._stacked as stacked
+
+    nets = networks(proportions=(0.0, 0.4, 1.0), sizes=(12,), n_outputs=1)
+    x = append_ones(torch.randn(3, 9, 4, generator=seeded(), dtype=torch.float64))
+    y = torch.randn(3, 9, 1, generator=seeded(), dtype=torch.float64)
+    results = []
+    for block_bytes in (None, 1):
+        monkeypatch.setattr(stacked, "CACHE_BLOCK_BYTES", block_bytes)
+        batch = StackedPartiallyTrainableMLP.from_modules(nets)
+        workspace = stacked.Workspace()
+        losses = batch.squared_error_gradients_(x, y, workspace=workspace)
+        hidden = workspace.buffer("top_hidden", (1, 9, 12), like=batch.readout)
+        results.append((losses, [p.grad for p in batch.parameters()], hidden))
+    (unblocked, grads, whole), (blocked, block_grads, one) = results
+    assert whole.untyped_storage().nbytes() == 3 * 9 * 12 * 8
+    assert one.untyped_storage().nbytes() == 9 * 12 * 8
+    torch.testing.assert_close(blocked, unblocked, rtol=1e-12, atol=1e-14)
+    for grad, block_grad in zip(grads, block_grads, strict=True):
+        torch.testing.assert_close(block_grad, grad, rtol=1e-12, atol=1e-14)
+
+
 @pytest.mark.parametrize(
     "proportions, sizes, n_outputs",
     [
