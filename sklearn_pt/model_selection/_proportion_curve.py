@@ -172,7 +172,7 @@ def proportion_curve(
     strategy also scores all the networks of a split from one stacked
     prediction. The speed-up is largest where one fit is dominated by
     per-step overhead (narrow networks, GPUs): on one CPU thread, 16
-    proportions x 2 splits ran 3.8 times faster stacked at width 512
+    proportions x 2 splits ran 3.6 times faster stacked at width 512
     (``benchmarks/bench_sweep.py``, 2026-12; 4.5 to 6 times on two threads
     in earlier measurements).
 

@@ -17,7 +17,10 @@ removes every pass it can: the first layer is one product of the inputs with a
 column of ones (no bias broadcast), its weight and bias gradients come out of
 one product already in the parameter's layout (no transposed copy), and when
 only the last hidden layer trains (one output) the readout gradient follows
-from the product that gives that layer's gradient (no third product).
+from the product that gives that layer's gradient (no third product), and on
+a CPU that layer runs a few networks at a time, so that the passes after the
+product that writes the activations read them from the core's cache
+(:data:`CACHE_BLOCK_BYTES`).
 """
 
 from __future__ import annotations
