@@ -16,6 +16,7 @@ from sklearn_pt._training import (
     Stepper,
     default_callbacks,
     fit_loop,
+    make_optimizer,
 )
 from sklearn_pt.exceptions import ConvergenceWarning, DivergenceError
 from sklearn_pt.nn import ACTIVATIONS
@@ -319,58 +320,34 @@ def test_stacked_stepper_takes_per_model_data_in_full_batches_only():
         )
 
 
+@pytest.mark.parametrize(
+    "solver, reference, ours",
+    [
+        ("gd", lambda groups: torch.optim.SGD(groups, lr=0.123), "GradientDescent"),
+        (
+            "adam",
+            lambda groups: torch.optim.Adam(groups, lr=0.123, fused=True),
+            "FusedAdam",
+        ),
+    ],
+)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("weight_decay", [0.0, 0.37])
-def test_gradient_descent_is_torch_sgd_bitwise(dtype, weight_decay):
-    """The "gd" solver's optimiser is torch's plain SGD update, bit for bit,
-    per group, with a step size changed midway (as a schedule does)."""
-    from sklearn_pt._training._optimizers import GradientDescent
+def test_optimizers_take_torchs_steps_bitwise(
+    solver, reference, ours, dtype, weight_decay
+):
+    """The "gd" solver's optimiser is torch's plain SGD update and "adam"'s
+    is torch's fused Adam, bit for bit, per group, with fresh .grad tensors
+    at every step, a step size changed midway (as a schedule does) and a
+    parameter without a gradient at one step (skipped, as torch skips it:
+    Adam's moments and step count do not move)."""
+    from sklearn_pt._training import _optimizers
 
     generator = torch.Generator().manual_seed(0)
     start = [torch.randn(5, 7, generator=generator, dtype=dtype), torch.randn(3)]
     start[1] = start[1].to(dtype)
     runs = []
-    for make in (
-        lambda groups: torch.optim.SGD(groups, lr=0.123),
-        lambda groups: GradientDescent(groups, lr=0.123),
-    ):
-        params = [torch.nn.Parameter(t.clone()) for t in start]
-        optimizer = make(
-            [
-                {"params": params[:1], "weight_decay": weight_decay},
-                {"params": params[1:]},
-            ]
-        )
-        for iteration in range(5):
-            optimizer.zero_grad()
-            (params[0].sin().sum() * params[1].cos().sum()).backward()
-            if iteration == 3:
-                for group in optimizer.param_groups:
-                    group["lr"] = 0.05
-            optimizer.step()
-        runs.append(params)
-    for ours, torchs in zip(runs[1], runs[0], strict=True):
-        assert torch.equal(ours, torchs)
-    assert not torch.equal(runs[1][0], start[0])
-
-
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("weight_decay", [0.0, 0.37])
-def test_fused_adam_is_torch_fused_adam_bitwise(dtype, weight_decay):
-    """FusedAdam takes torch.optim.Adam(fused=True)'s steps bit for bit, per
-    group, with fresh .grad tensors at every step, a step size changed
-    midway, and a parameter without a gradient at one step (skipped: its
-    moments and step count do not move, as torch's)."""
-    from sklearn_pt._training._optimizers import FusedAdam, make_optimizer
-
-    generator = torch.Generator().manual_seed(0)
-    start = [torch.randn(5, 7, generator=generator, dtype=dtype), torch.randn(3)]
-    start[1] = start[1].to(dtype)
-    runs = []
-    for make in (
-        lambda groups: torch.optim.Adam(groups, lr=0.123, fused=True),
-        lambda groups: make_optimizer(groups, "adam", 0.123),
-    ):
+    for make in (reference, lambda groups: make_optimizer(groups, solver, 0.123)):
         params = [torch.nn.Parameter(t.clone()) for t in start]
         optimizer = make(
             [
@@ -388,9 +365,9 @@ def test_fused_adam_is_torch_fused_adam_bitwise(dtype, weight_decay):
                     group["lr"] = 0.05
             optimizer.step()
         runs.append(params)
-    assert isinstance(optimizer, FusedAdam)
-    for ours, torchs in zip(runs[1], runs[0], strict=True):
-        assert torch.equal(ours, torchs)
+    assert isinstance(optimizer, getattr(_optimizers, ours))
+    for mine, torchs in zip(runs[1], runs[0], strict=True):
+        assert torch.equal(mine, torchs)
     assert not torch.equal(runs[1][0], start[0])
 
 
