@@ -21,6 +21,7 @@ import numpy as np
 import torch
 from joblib import delayed
 from scipy.optimize import brentq
+from scipy.sparse.linalg import ArpackNoConvergence
 from sklearn.base import clone
 
 from .._progress import run_tasks
@@ -69,6 +70,7 @@ __all__ = [
     "outlier_found",
     "pick_outlier",
     "run_feature_learning",
+    "separation_margin",
     "step_budget",
 ]
 
@@ -102,25 +104,40 @@ HESSIAN_OVERLAP = 0.5
 """The outlier's eigenvector must overlap theta* by more than this
 (:func:`~sklearn_pt.metrics.eigenvector_overlap`, about ``d ** -1/2`` for a
 random direction); see :func:`outlier_found`."""
-HESSIAN_SEPARATION = 0.3
-"""The outlier's eigenvalue must lie below the bulk edge by more than this
-fraction of ``|bulk edge|`` (:func:`outlier_found`). Measured on 192 dense
-spectra at the end of the projected first phase (quadratic delta 1, 2, 6, 8;
-GeLU 2, 4, 8, 12; widths 2, 4; d = 100, 200; seeds 0-5): the bulk's own
-first gap, ``(lambda_{m+2} - lambda_{m+1}) / |lambda_{m+1}|``, has median
-0.10, 90th percentile 0.26 (0.28-0.29 at d = 100, 0.15-0.23 at d = 200) and
-95th 0.30: a bulk eigenvalue sticks out that far in 1 spectrum of 20. Where
-the outlier is plain (quadratic, m = 4, delta = 6, 8: overlap 0.57-0.84) its
-gap is 0.51-2.08 ``|bulk edge|``; below the threshold an eigenvector of the
-bulk overlaps theta* by 0.505 at a gap of 0.07 (quadratic, m = 4, d = 100,
-delta = 1, seed 1 of the test) and 0.49 at 0.08 (the experiment's data): the
-theta* direction spread over near-degenerate edge eigenvectors, not an
-outlier. Of the 42 spectra of the 192 with a negative candidate overlapping
-theta* by more than 0.5, the margin rules out 3 (GeLU, overlap 0.50-0.53,
-gaps 0.12-0.24)."""
+HESSIAN_SEPARATION = 0.35
+"""The outlier's eigenvalue must lie below the bulk edge by more than
+:func:`separation_margin` ``|bulk edge|``: this fraction at d = 100,
+shrinking like ``(d / 100) ** -EDGE_EXPONENT`` (:func:`outlier_found`).
+Measured on dense spectra at the end of the projected first phase
+(quadratic delta 1, 2, 6, 8; GeLU 2, 4, 8, 12; widths 2, 4; seeds 0-5 at
+d = 100 and 200, 96 spectra each; quadratic m = 4, 8 and GeLU m = 4, 42
+spectra at d = 400): the 95th percentile of the bulk's own first gap,
+``(lambda_{m+2} - lambda_{m+1}) / |lambda_{m+1}|``, is 0.345, 0.228, 0.132
+at d = 100, 200, 400 (medians 0.118, 0.082, 0.031), and 0.35 (d / 100) **
+-2/3 gives 0.35, 0.22, 0.14: a bulk eigenvalue sticks out that far in about
+1 spectrum of 20 at every d. A fixed fraction would not: 0.3 is the bulk's
+95th percentile at d = 100 but 2.3 times it at d = 400, where it rejected
+candidates 0.20-0.29 ``|edge|`` out (overlap 0.54-0.63), and so raised
+delta_H with d by itself (on the former code's ``--scale medium`` CSV,
+d = 400: 5.00 -> 5.33 at m = 4, 2.20 -> 2.33 at m = 8; this margin leaves
+every quadratic delta_H of that CSV as it was). Where the outlier is
+plain (quadratic, m = 4, delta = 6, 8, d = 100: overlap 0.57-0.84) its gap
+is 0.51-2.08 ``|edge|``;
+below the threshold an eigenvector of the bulk overlaps theta* by 0.505 at
+a gap of 0.07 (quadratic, m = 4, d = 100, delta = 1, seed 1 of the test):
+the theta* direction spread over near-degenerate edge eigenvectors, not an
+outlier. Of the 50 of these 234 spectra with a negative candidate
+overlapping theta* by more than 0.5, the margin rules out 4 (GeLU, d = 100,
+overlap 0.50-0.55, gaps 0.12-0.31)."""
+EDGE_EXPONENT = 2 / 3
+"""The bulk edge's fluctuations shrink like ``N ** -2/3`` (Tracy-Widom
+scaling at a soft edge; here N = m d at fixed m), and so does the margin
+of :func:`separation_margin`."""
+SEPARATION_REFERENCE_D = 100
 OUTLIER_RULE = (
     f"eigenvalue < 0, eigenvector overlap with theta* > {HESSIAN_OVERLAP:g}, "
-    f"and below the bulk edge by more than {HESSIAN_SEPARATION:g} |bulk edge|"
+    f"and below the bulk edge by more than {HESSIAN_SEPARATION:g} "
+    f"(d/{SEPARATION_REFERENCE_D})^-2/3 |bulk edge|"
 )
 """The rule of :func:`outlier_found` in words, as the verdicts and the
 summary state it."""
@@ -133,9 +150,21 @@ by up to 35% (d = 100; 22% at d = 200) and the outlier's overlap by up to
 overlaps to 1e-7 (1e-8), 4e-10 (1e-10). Two runs of ``--scale small``
 (438 rows) differ, in 3 rows, by up to 4% (bulk edge) at 1e-4, by 6e-8
 (relative, overlap) at 1e-8, and by at most 7e-12 in every column at 1e-10
-(1e-12 is no closer: 3e-11). Cost over the small run's 270 spectra (one
-thread): 48308 Hessian products, 5.9 s at 1e-4; 95792, 9.7 s at 1e-8;
-126694, 11.7 s at 1e-10."""
+(1e-12 is no closer: 3e-11); with the dense fallback of
+:data:`LANCZOS_RESTARTS` the two CSVs are byte-identical. Cost over the
+small run's 270 spectra (one thread): 48308 Hessian products, 5.9 s at
+1e-4; 95792, 9.7 s at 1e-8; 126694, 11.7 s at 1e-10."""
+LANCZOS_RESTARTS = 0.05
+"""Lanczos restarts allowed per trained parameter before the Hessian's
+eigenpairs are computed densely instead (``scipy.linalg.eigh``, exact). A
+cluster of near-degenerate bottom eigenvalues (e.g. quadratic, m = 8,
+d = 100, delta = 1: the 12 smallest within 0.00016 of each other while
+``||H|| = 5.8``) can keep ARPACK from reaching :data:`HESSIAN_TOL` at all
+(8000 restarts, 14 s); a dense spectrum of that size (800) takes 0.3 s.
+One restart is 20-30 products, so 0.05 per parameter is 1-1.5 products
+per parameter, near the cost of the dense Hessian. At ``--scale small``, 29
+of 270 spectra fall back to dense; the Hessians take 10.8 s in all (11.7 s
+with Lanczos alone, 5.9 s at tol 1e-4; one thread)."""
 PLATEAU_FRACTION = 0.5
 """Grokking: the plateau lasts until the test loss falls below this fraction
 of its value at initialisation."""
@@ -195,7 +224,7 @@ overlaps theta* most; ``bulk_edge``:
 the ``width + 1``-th smallest eigenvalue; ``outlier``: 1 when the outlier is
 found (:func:`outlier_found`: negative, overlap above
 :data:`HESSIAN_OVERLAP`, below the bulk edge by more than
-:data:`HESSIAN_SEPARATION` ``|bulk edge|``); spectral rows carry the
+:func:`separation_margin` ``|bulk edge|``); spectral rows carry the
 squared-overlap limit of their preprocessing instead."""
 
 
@@ -490,36 +519,56 @@ def pick_outlier(eigenvalues, overlaps, width: int) -> tuple[float, float, float
     )
 
 
-def outlier_found(
-    eigenvalue,
-    overlap,
-    bulk_edge,
-    *,
-    min_overlap: float = HESSIAN_OVERLAP,
-    separation: float = HESSIAN_SEPARATION,
-):
+def separation_margin(d):
+    """How far below the bulk edge, in units of ``|bulk edge|``, an outlier
+    must lie at dimension ``d``: ``HESSIAN_SEPARATION * (d / 100) **
+    -EDGE_EXPONENT``, about the 95th percentile of the bulk's own first gap
+    at that ``d`` (measured in :data:`HESSIAN_SEPARATION`). It vanishes as
+    ``d -> inf``, where any eigenvalue out of the bulk is an outlier.
+
+    Parameters
+    ----------
+    d : int or array-like
+        The input dimension.
+
+    Returns
+    -------
+    float or ndarray
+
+    Examples
+    --------
+    >>> from sklearn_pt.experiments._feature_learning import separation_margin
+    >>> [round(float(separation_margin(d)), 3) for d in (100, 200, 400)]
+    [0.35, 0.22, 0.139]
+    """
+    ratio = np.asarray(d, dtype=float) / SEPARATION_REFERENCE_D
+    return HESSIAN_SEPARATION * ratio**-EDGE_EXPONENT
+
+
+def outlier_found(eigenvalue, overlap, bulk_edge, d, *, min_overlap=HESSIAN_OVERLAP):
     """Whether a Hessian eigenpair is the paper's negative outlier along
     theta*: negative, its eigenvector overlapping theta* by more than
-    ``min_overlap``, and *separated from the bulk*: below the bulk edge by
-    more than ``separation`` times ``|bulk edge|``,
+    ``min_overlap``, and *separated from the bulk*,
 
     ``eigenvalue < 0``, ``overlap > min_overlap`` and
-    ``bulk_edge - eigenvalue > separation * |bulk_edge|``.
+    ``bulk_edge - eigenvalue > separation_margin(d) * |bulk_edge|``.
 
     Without the separation, an eigenvector at the edge of the bulk can
     carry theta* because the theta* direction spreads over near-degenerate
-    edge eigenvectors (below the threshold, the overlap of the best of them
-    reached 0.505 at a gap of 0.08 ``|bulk edge|``); the margin's value is
-    measured in :data:`HESSIAN_SEPARATION`. Elementwise on arrays; NaN is
-    never found.
+    edge eigenvectors (below the threshold, the best of them overlapped it
+    by 0.505 at a gap of 0.07 ``|bulk edge|``, d = 100); the margin
+    (:func:`separation_margin`) is the bulk's own first gap in 95% of the
+    spectra measured in :data:`HESSIAN_SEPARATION`, at every d. Elementwise
+    on arrays; NaN is never found.
 
     Parameters
     ----------
     eigenvalue, overlap, bulk_edge : float or array-like
         As :func:`pick_outlier` returns them (the CSV's
         ``outlier_eigenvalue``, ``outlier_overlap``, ``bulk_edge``).
+    d : int or array-like
+        The input dimension.
     min_overlap : float, default=HESSIAN_OVERLAP
-    separation : float, default=HESSIAN_SEPARATION
 
     Returns
     -------
@@ -533,40 +582,48 @@ def outlier_found(
     Examples
     --------
     >>> from sklearn_pt.experiments._feature_learning import outlier_found
-    >>> outlier_found(-0.28, 0.80, -0.12)  # gap 1.3 |edge|
+    >>> outlier_found(-0.28, 0.80, -0.12, 100)  # gap 1.3 |edge|
     True
-    >>> outlier_found(-0.0013, 0.505, -0.0012)  # gap 0.08 |edge|: in the bulk
+    >>> outlier_found(-0.0013, 0.505, -0.0012, 100)  # gap 0.08 |edge|: bulk
     False
-    >>> outlier_found(-0.28, 0.30, -0.12)  # not along theta*
+    >>> outlier_found(-0.28, 0.30, -0.12, 100)  # not along theta*
     False
+    >>> outlier_found(-1.25, 0.6, -1.0, 100), outlier_found(-1.25, 0.6, -1.0, 400)
+    (False, True)
     """
     eigenvalue, overlap, bulk_edge = (
         np.asarray(v, dtype=float) for v in (eigenvalue, overlap, bulk_edge)
     )
+    margin = separation_margin(d) * np.abs(bulk_edge)
     with np.errstate(invalid="ignore"):
         found = (
             (eigenvalue < 0)
             & (overlap > min_overlap)
-            & (bulk_edge - eigenvalue > separation * np.abs(bulk_edge))
+            & (bulk_edge - eigenvalue > margin)
         )
     return bool(found) if found.ndim == 0 else found
 
 
 def _hessian_outlier(module, weight, X, y, theta, width) -> tuple[float, ...]:
     """``(outlier eigenvalue, its overlap, bulk edge)`` of the training-risk
-    Hessian at the first-layer weights ``weight`` (:func:`pick_outlier` on
-    its ``width + 1`` smallest eigenpairs, Lanczos to :data:`HESSIAN_TOL`)."""
+    Hessian at the first-layer weights ``weight``: :func:`pick_outlier` on
+    its ``width + 1`` smallest eigenpairs, by Lanczos to :data:`HESSIAN_TOL`
+    within :data:`LANCZOS_RESTARTS` restarts per parameter, else dense."""
     network = copy.deepcopy(module)
     network.weight.data.copy_(weight)
-    spectrum = hessian_spectrum(
-        network,
-        X,
-        y,
-        k=width + 1,
-        which="smallest",
-        directions=theta,
-        tol=HESSIAN_TOL,
-    )
+    size = sum(p.numel() for p in network.parameters() if p.requires_grad)
+    solve = dict(k=width + 1, which="smallest", directions=theta)
+    try:
+        spectrum = hessian_spectrum(
+            network,
+            X,
+            y,
+            tol=HESSIAN_TOL,
+            maxiter=max(1, math.ceil(LANCZOS_RESTARTS * size)),
+            **solve,
+        )
+    except ArpackNoConvergence:
+        spectrum = hessian_spectrum(network, X, y, method="dense", **solve)
     return pick_outlier(spectrum.eigenvalues, spectrum.overlaps, width)
 
 
@@ -615,7 +672,7 @@ def _gd_run(method, init, width, d, delta, seed, preset, device) -> tuple:
     below = np.flatnonzero(test <= PLATEAU_FRACTION * test[0])
     first = first_phase_end(history["train_loss"])
     overlap = float(history["overlap"][-1])
-    found = outlier_found(*hessian[1:])
+    found = outlier_found(*hessian[1:], d)
     return (
         *head,
         overlap,
@@ -1404,8 +1461,8 @@ def _draw_hessian(eigen_axis, overlap_axis, analysis):
     overlap_axis.set(
         xlabel="delta = n / d",
         ylabel="its eigenvector's overlap with theta* (median)",
-        title=f"Found: above the dashed line and {HESSIAN_SEPARATION:g} |edge| "
-        f"below the edge\n(m={width}; solid quadratic, dashed GeLU)",
+        title="Found: above the dashed line and out of the bulk\n"
+        f"(m={width}; solid quadratic, dashed GeLU)",
         ylim=(0, 1.02),
     )
     for method, value in PAPER_THRESHOLDS.items():

@@ -34,6 +34,7 @@ from sklearn_pt.experiments._feature_learning import (
     judge,
     outlier_found,
     pick_outlier,
+    separation_margin,
     step_budget,
 )
 from sklearn_pt.experiments._verdicts import VERDICTS, Verdict
@@ -136,11 +137,11 @@ def test_hessian_outlier_appears_above_and_not_below_the_threshold():
     above, below = found[8.0], found[1.0]
     assert np.all(above[:, 1] < 0) and np.all(above[:, 2] > 0.6)
     assert np.all(above[:, 1] < 1.5 * above[:, 3])  # separated from the bulk
-    assert all(outlier_found(*row[1:]) for row in above)
+    assert all(outlier_found(*row[1:], 100) for row in above)
     # Below: no outlier, and no candidate separated from the bulk at all.
-    assert not any(outlier_found(*row[1:]) for row in below)
+    assert not any(outlier_found(*row[1:], 100) for row in below)
     gaps = (below[:, 3] - below[:, 1]) / np.abs(below[:, 3])
-    assert np.all(gaps < HESSIAN_SEPARATION), gaps
+    assert np.all(gaps < separation_margin(100)), gaps
 
 
 def _spiked_spectrum(edge_states, outlier):
@@ -174,20 +175,24 @@ def test_found_rule_asks_for_an_outlier_separated_from_the_bulk():
     # edge (the 3rd smallest eigenvalue, m = 2) is -0.90.
     eigenvalue, overlap, edge = _spiked_spectrum(None, -3.0)
     assert overlap > 0.99 and -0.91 < edge < -0.89
-    assert outlier_found(eigenvalue, overlap, edge)
+    assert outlier_found(eigenvalue, overlap, edge, 30)
     # theta* spread over the two bottom eigenvectors of the bulk, -1.00 and
     # -0.99 (overlap 1/sqrt(2) each): negative and along theta*, but 0.11
-    # |edge| below the edge -0.90, within the bulk's own spacing. Not an
-    # outlier, and only the separation condition says so.
+    # |edge| below the edge -0.90, within the margin at d = 30 (0.78). Not
+    # an outlier, and only the separation condition says so.
     eigenvalue, overlap, edge = _spiked_spectrum((-1.0, -0.99), None)
     assert eigenvalue < 0 and overlap > 0.7
-    assert not outlier_found(eigenvalue, overlap, edge)
-    assert outlier_found(eigenvalue, overlap, edge, separation=0.0)
-    # The margin is relative to |edge| on both sides of 0, and NaN is never
-    # found.
-    assert outlier_found(-1.31, 0.9, -1.0) and not outlier_found(-1.29, 0.9, -1.0)
-    assert outlier_found(-0.01, 0.9, 0.2) and not outlier_found(0.01, 0.9, 0.2)
-    found = outlier_found([-2.0, np.nan], [0.9, 0.9], [-1.0, -1.0])
+    assert not outlier_found(eigenvalue, overlap, edge, 30)
+    # The margin is relative to |edge| on both sides of 0 and shrinks like
+    # d^-2/3 (0.35 |edge| at d = 100, 0.139 at d = 400); NaN is never found.
+    assert separation_margin(100) == pytest.approx(HESSIAN_SEPARATION)
+    assert outlier_found(-1.36, 0.9, -1.0, 100)
+    assert not outlier_found(-1.34, 0.9, -1.0, 100)
+    assert outlier_found(-1.15, 0.9, -1.0, 400)
+    assert not outlier_found(-1.13, 0.9, -1.0, 400)
+    assert outlier_found(-0.01, 0.9, 0.2, 100)
+    assert not outlier_found(0.01, 0.9, 0.2, 100)
+    found = outlier_found([-2.0, np.nan], [0.9, 0.9], [-1.0, -1.0], [100, 100])
     np.testing.assert_array_equal(found, [True, False])
     with pytest.raises(ValueError, match="k = width \\+ 1"):
         pick_outlier([-1.0, -0.5], [0.9, 0.1], width=2)
@@ -217,7 +222,9 @@ def test_rows_match_the_preset_and_the_metrics_match_the_rows(tiny):
     assert all(
         r["outlier"]
         == int(
-            outlier_found(r["outlier_eigenvalue"], r["outlier_overlap"], r["bulk_edge"])
+            outlier_found(
+                r["outlier_eigenvalue"], r["outlier_overlap"], r["bulk_edge"], r["d"]
+            )
         )
         for r in gd
     )
