@@ -122,13 +122,12 @@ delta_H with d by itself (on the former code's ``--scale medium`` CSV,
 d = 400: 5.00 -> 5.33 at m = 4, 2.20 -> 2.33 at m = 8; this margin leaves
 every quadratic delta_H of that CSV as it was). Where the outlier is
 plain (quadratic, m = 4, delta = 6, 8, d = 100: overlap 0.57-0.84) its gap
-is 0.51-2.08 ``|edge|``;
-below the threshold an eigenvector of the bulk overlaps theta* by 0.505 at
-a gap of 0.07 (quadratic, m = 4, d = 100, delta = 1, seed 1 of the test):
-the theta* direction spread over near-degenerate edge eigenvectors, not an
-outlier. Of the 50 of these 234 spectra with a negative candidate
-overlapping theta* by more than 0.5, the margin rules out 4 (GeLU, d = 100,
-overlap 0.50-0.55, gaps 0.12-0.31)."""
+is 0.51-2.08 ``|edge|``; below the threshold an eigenvector of the bulk
+overlaps theta* by 0.505 at a gap of 0.07 (quadratic, m = 4, d = 100,
+delta = 1, seed 1 of the test): the theta* direction spread over
+near-degenerate edge eigenvectors, not an outlier. Of the 50 of these 234
+spectra with a negative candidate overlapping theta* by more than 0.5, the
+margin rules out 4 (GeLU, d = 100, overlap 0.50-0.55, gaps 0.12-0.31)."""
 EDGE_EXPONENT = 2 / 3
 """The bulk edge's fluctuations shrink like ``N ** -2/3`` (Tracy-Widom
 scaling at a soft edge; here N = m d at fixed m), and so does the margin
