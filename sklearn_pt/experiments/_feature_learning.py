@@ -21,6 +21,7 @@ import numpy as np
 import torch
 from joblib import delayed
 from scipy.optimize import brentq
+from scipy.sparse.linalg import ArpackNoConvergence
 from sklearn.base import clone
 
 from .._progress import run_tasks
@@ -66,7 +67,10 @@ __all__ = [
     "first_phase_end",
     "judge",
     "measure_runs",
+    "outlier_found",
+    "pick_outlier",
     "run_feature_learning",
+    "separation_margin",
     "step_budget",
 ]
 
@@ -97,9 +101,70 @@ FIRST_PHASE_DROP = 0.05
 ``t`` at which the training loss has fallen by less than ``FIRST_PHASE_DROP``
 (relative) over the last ``FIRST_PHASE_WINDOW`` steps."""
 HESSIAN_OVERLAP = 0.5
-"""A negative Hessian eigenvalue is the paper's *outlier* when its
-eigenvector's overlap with theta* (:func:`~sklearn_pt.metrics.eigenvector_overlap`,
-about ``d ** -1/2`` for a random direction) exceeds this."""
+"""The outlier's eigenvector must overlap theta* by more than this
+(:func:`~sklearn_pt.metrics.eigenvector_overlap`, about ``d ** -1/2`` for a
+random direction); see :func:`outlier_found`."""
+HESSIAN_SEPARATION = 0.35
+"""The outlier's eigenvalue must lie below the bulk edge by more than
+:func:`separation_margin` ``|bulk edge|``: this fraction at d = 100,
+shrinking like ``(d / 100) ** -EDGE_EXPONENT`` (:func:`outlier_found`).
+Measured on dense spectra at the end of the projected first phase
+(quadratic delta 1, 2, 6, 8; GeLU 2, 4, 8, 12; widths 2, 4; seeds 0-5 at
+d = 100 and 200, 96 spectra each; quadratic m = 4, 8 and GeLU m = 4, 42
+spectra at d = 400): the 95th percentile of the bulk's own first gap,
+``(lambda_{m+2} - lambda_{m+1}) / |lambda_{m+1}|``, is 0.345, 0.228, 0.132
+at d = 100, 200, 400 (medians 0.118, 0.082, 0.031), and 0.35 (d / 100) **
+-2/3 gives 0.35, 0.22, 0.14: a bulk eigenvalue sticks out that far in about
+1 spectrum of 20 at every d. A fixed fraction would not: 0.3 is the bulk's
+95th percentile at d = 100 but 2.3 times it at d = 400, where it rejected
+candidates 0.20-0.29 ``|edge|`` out (overlap 0.54-0.63), and so raised
+delta_H with d by itself (on the former code's ``--scale medium`` CSV,
+d = 400: 5.00 -> 5.33 at m = 4, 2.20 -> 2.33 at m = 8; this margin leaves
+every quadratic delta_H of that CSV as it was). Where the outlier is
+plain (quadratic, m = 4, delta = 6, 8, d = 100: overlap 0.57-0.84) its gap
+is 0.51-2.08 ``|edge|``; below the threshold an eigenvector of the bulk
+overlaps theta* by 0.505 at a gap of 0.07 (quadratic, m = 4, d = 100,
+delta = 1, seed 1 of the test): the theta* direction spread over
+near-degenerate edge eigenvectors, not an outlier. Of the 50 of these 234
+spectra with a negative candidate overlapping theta* by more than 0.5, the
+margin rules out 4 (GeLU, d = 100, overlap 0.50-0.55, gaps 0.12-0.31)."""
+EDGE_EXPONENT = 2 / 3
+"""The bulk edge's fluctuations shrink like ``N ** -2/3`` (Tracy-Widom
+scaling at a soft edge; here N = m d at fixed m), and so does the margin
+of :func:`separation_margin`."""
+SEPARATION_REFERENCE_D = 100
+OUTLIER_RULE = (
+    f"eigenvalue < 0, eigenvector overlap with theta* > {HESSIAN_OVERLAP:g}, "
+    f"and below the bulk edge by more than {HESSIAN_SEPARATION:g} "
+    f"(d/{SEPARATION_REFERENCE_D})^-2/3 |bulk edge|"
+)
+"""The rule of :func:`outlier_found` in words, as the verdicts and the
+summary state it."""
+HESSIAN_TOL = 1e-10
+"""Lanczos accuracy of the Hessian eigenpairs, relative to ``||H||``
+(:func:`~sklearn_pt.spectral.hessian_spectrum`). Against dense ``eigh`` on
+the 192 spectra of :data:`HESSIAN_SEPARATION`, at 1e-4 the bulk edge was off
+by up to 35% (d = 100; 22% at d = 200) and the outlier's overlap by up to
+0.11; at 1e-8 and below the eigenvalues agree to 1e-13 ``||H||`` and the
+overlaps to 1e-7 (1e-8), 4e-10 (1e-10). Two runs of ``--scale small``
+(438 rows) differ, in 3 rows, by up to 4% (bulk edge) at 1e-4, by 6e-8
+(relative, overlap) at 1e-8, and by at most 7e-12 in every column at 1e-10
+(1e-12 is no closer: 3e-11); with the dense fallback of
+:data:`LANCZOS_RESTARTS` the two CSVs are byte-identical, and two runs of
+``--scale medium`` (1616 rows) differ in 3 rows by at most 4e-12. Cost over the
+small run's 270 spectra (one thread): 48308 Hessian products, 5.9 s at
+1e-4; 95792, 9.7 s at 1e-8; 126694, 11.7 s at 1e-10."""
+LANCZOS_RESTARTS = 0.05
+"""Lanczos restarts allowed per trained parameter before the Hessian's
+eigenpairs are computed densely instead (``scipy.linalg.eigh``, exact). A
+cluster of near-degenerate bottom eigenvalues (e.g. quadratic, m = 8,
+d = 100, delta = 1: the 12 smallest within 0.00016 of each other while
+``||H|| = 5.8``) can keep ARPACK from reaching :data:`HESSIAN_TOL` at all
+(8000 restarts, 14 s); a dense spectrum of that size (800) takes 0.3 s.
+One restart is 20-30 products, so 0.05 per parameter is 1-1.5 products
+per parameter, near the cost of the dense Hessian. At ``--scale small``, 29
+of 270 spectra fall back to dense; the Hessians take 10.8 s in all (11.7 s
+with Lanczos alone, 5.9 s at tol 1e-4; one thread)."""
 PLATEAU_FRACTION = 0.5
 """Grokking: the plateau lasts until the test loss falls below this fraction
 of its value at initialisation."""
@@ -157,7 +222,9 @@ component held at 0 (:class:`HardDirectionProjection`), at whose weights
 Hessian, among its ``width`` smallest eigenvalues, whose eigenvector
 overlaps theta* most; ``bulk_edge``:
 the ``width + 1``-th smallest eigenvalue; ``outlier``: 1 when the outlier is
-negative with overlap above :data:`HESSIAN_OVERLAP`; spectral rows carry the
+found (:func:`outlier_found`: negative, overlap above
+:data:`HESSIAN_OVERLAP`, below the bulk edge by more than
+:func:`separation_margin` ``|bulk edge|``); spectral rows carry the
 squared-overlap limit of their preprocessing instead."""
 
 
@@ -409,24 +476,155 @@ class HardDirectionProjection(Callback):
         return None
 
 
+def pick_outlier(eigenvalues, overlaps, width: int) -> tuple[float, float, float]:
+    """The outlier candidate and the bulk edge of a Hessian's smallest
+    eigenpairs.
+
+    Among the ``width`` smallest eigenvalues (one theta* direction per
+    neuron can be an outlier), the one whose eigenvector overlaps theta*
+    most; the bulk edge is the ``width + 1``-th smallest eigenvalue.
+
+    Parameters
+    ----------
+    eigenvalues : array-like of shape (k,)
+        Ascending, ``k > width``.
+    overlaps : array-like of shape (k,)
+        Each eigenvector's overlap with theta*.
+    width : int
+        The network's width ``m``.
+
+    Returns
+    -------
+    (eigenvalue, overlap, bulk_edge) : tuple of float
+
+    Examples
+    --------
+    >>> from sklearn_pt.experiments._feature_learning import pick_outlier
+    >>> pick_outlier([-3.0, -2.5, -1.0, -0.9], [0.2, 0.9, 0.1, 0.1], width=2)
+    (-2.5, 0.9, -1.0)
+    """
+    eigenvalues = np.asarray(eigenvalues, dtype=float)
+    overlaps = np.asarray(overlaps, dtype=float)
+    if eigenvalues.size <= width:
+        raise ValueError(
+            f"pick_outlier needs at least width + 1 = {width + 1} eigenvalues "
+            f"(the bulk edge is the {width + 1}-th); got {eigenvalues.size}. "
+            "Ask hessian_spectrum for k = width + 1."
+        )
+    best = int(np.argmax(overlaps[:width]))
+    return (
+        float(eigenvalues[best]),
+        float(overlaps[best]),
+        float(eigenvalues[width]),
+    )
+
+
+def separation_margin(d):
+    """How far below the bulk edge, in units of ``|bulk edge|``, an outlier
+    must lie at dimension ``d``: ``HESSIAN_SEPARATION * (d / 100) **
+    -EDGE_EXPONENT``, about the 95th percentile of the bulk's own first gap
+    at that ``d`` (measured in :data:`HESSIAN_SEPARATION`). It vanishes as
+    ``d -> inf``, where any eigenvalue out of the bulk is an outlier.
+
+    Parameters
+    ----------
+    d : int or array-like
+        The input dimension.
+
+    Returns
+    -------
+    float or ndarray
+
+    Examples
+    --------
+    >>> from sklearn_pt.experiments._feature_learning import separation_margin
+    >>> [round(float(separation_margin(d)), 3) for d in (100, 200, 400)]
+    [0.35, 0.22, 0.139]
+    """
+    ratio = np.asarray(d, dtype=float) / SEPARATION_REFERENCE_D
+    return HESSIAN_SEPARATION * ratio**-EDGE_EXPONENT
+
+
+def outlier_found(eigenvalue, overlap, bulk_edge, d, *, min_overlap=HESSIAN_OVERLAP):
+    """Whether a Hessian eigenpair is the paper's negative outlier along
+    theta*: negative, its eigenvector overlapping theta* by more than
+    ``min_overlap``, and *separated from the bulk*,
+
+    ``eigenvalue < 0``, ``overlap > min_overlap`` and
+    ``bulk_edge - eigenvalue > separation_margin(d) * |bulk_edge|``.
+
+    Without the separation, an eigenvector at the edge of the bulk can
+    carry theta* because the theta* direction spreads over near-degenerate
+    edge eigenvectors (below the threshold, the best of them overlapped it
+    by 0.505 at a gap of 0.07 ``|bulk edge|``, d = 100); the margin
+    (:func:`separation_margin`) is the bulk's own first gap in 95% of the
+    spectra measured in :data:`HESSIAN_SEPARATION`, at every d. Elementwise
+    on arrays; NaN is never found.
+
+    Parameters
+    ----------
+    eigenvalue, overlap, bulk_edge : float or array-like
+        As :func:`pick_outlier` returns them (the CSV's
+        ``outlier_eigenvalue``, ``outlier_overlap``, ``bulk_edge``).
+    d : int or array-like
+        The input dimension.
+    min_overlap : float, default=HESSIAN_OVERLAP
+
+    Returns
+    -------
+    bool or ndarray of bool
+
+    References
+    ----------
+    Montanari, Wang (2026), "Phase Transitions for Feature Learning in Neural
+    Networks" (the outlier that defines ``delta_NN``).
+
+    Examples
+    --------
+    >>> from sklearn_pt.experiments._feature_learning import outlier_found
+    >>> outlier_found(-0.28, 0.80, -0.12, 100)  # gap 1.3 |edge|
+    True
+    >>> outlier_found(-0.0013, 0.505, -0.0012, 100)  # gap 0.08 |edge|: bulk
+    False
+    >>> outlier_found(-0.28, 0.30, -0.12, 100)  # not along theta*
+    False
+    >>> outlier_found(-1.25, 0.6, -1.0, 100), outlier_found(-1.25, 0.6, -1.0, 400)
+    (False, True)
+    """
+    eigenvalue, overlap, bulk_edge = (
+        np.asarray(v, dtype=float) for v in (eigenvalue, overlap, bulk_edge)
+    )
+    margin = separation_margin(d) * np.abs(bulk_edge)
+    with np.errstate(invalid="ignore"):
+        found = (
+            (eigenvalue < 0)
+            & (overlap > min_overlap)
+            & (bulk_edge - eigenvalue > margin)
+        )
+    return bool(found) if found.ndim == 0 else found
+
+
 def _hessian_outlier(module, weight, X, y, theta, width) -> tuple[float, ...]:
     """``(outlier eigenvalue, its overlap, bulk edge)`` of the training-risk
-    Hessian at the first-layer weights ``weight``: among the ``width``
-    smallest eigenvalues (one theta direction per neuron can be an outlier),
-    the one whose eigenvector overlaps theta* most; the bulk edge is the
-    ``width + 1``-th smallest."""
+    Hessian at the first-layer weights ``weight``: :func:`pick_outlier` on
+    its ``width + 1`` smallest eigenpairs, by Lanczos to :data:`HESSIAN_TOL`
+    within :data:`LANCZOS_RESTARTS` restarts per parameter, else dense."""
     network = copy.deepcopy(module)
     network.weight.data.copy_(weight)
-    spectrum = hessian_spectrum(
-        network, X, y, k=width + 1, which="smallest", directions=theta, tol=1e-4
-    )
-    head = np.arange(width)
-    best = head[np.argmax(spectrum.overlaps[head])]
-    return (
-        float(spectrum.eigenvalues[best]),
-        float(spectrum.overlaps[best]),
-        float(spectrum.eigenvalues[width]),
-    )
+    size = sum(p.numel() for p in network.parameters() if p.requires_grad)
+    solve = dict(k=width + 1, which="smallest", directions=theta)
+    try:
+        spectrum = hessian_spectrum(
+            network,
+            X,
+            y,
+            tol=HESSIAN_TOL,
+            maxiter=max(1, math.ceil(LANCZOS_RESTARTS * size)),
+            **solve,
+        )
+    except ArpackNoConvergence:
+        spectrum = hessian_spectrum(network, X, y, method="dense", **solve)
+    return pick_outlier(spectrum.eigenvalues, spectrum.overlaps, width)
 
 
 def _first_phase_hessian(estimator, X, y, theta) -> tuple:
@@ -474,7 +672,7 @@ def _gd_run(method, init, width, d, delta, seed, preset, device) -> tuple:
     below = np.flatnonzero(test <= PLATEAU_FRACTION * test[0])
     first = first_phase_end(history["train_loss"])
     overlap = float(history["overlap"][-1])
-    found = hessian[1] < 0 and hessian[2] > HESSIAN_OVERLAP
+    found = outlier_found(*hessian[1:], d)
     return (
         *head,
         overlap,
@@ -816,8 +1014,8 @@ def _threshold_verdict(analysis, method: str, kind: str) -> Verdict:
             f"{_fmt(min(fit['range']))}..{_fmt(max(fit['range']))})"
         )
     what = (
-        "the Hessian's negative outlier (eigenvalue < 0, eigenvector overlap with "
-        f"theta* > {HESSIAN_OVERLAP:g}) at the end of the first phase appears"
+        f"the Hessian's negative outlier ({OUTLIER_RULE}) at the end of the first "
+        "phase appears"
         if kind == "hessian"
         else f"first-layer GD succeeds (overlap > {SUCCESS_OVERLAP:g})"
     )
@@ -1164,9 +1362,10 @@ def _summary(analysis, preset, n_seeds) -> str:
         "taken where that rule fires in a second GD run from the same "
         "initialisation with theta*'s component held at 0 (the first phase as at "
         "d -> inf, where the escape has not begun): its width + 1 smallest "
-        "eigenpairs (Lanczos); the outlier is the one of the width smallest whose "
-        "eigenvector overlaps theta* most, found when negative with overlap > "
-        f"{HESSIAN_OVERLAP:g}; delta_H: the crossing of that rate at {LEVEL:g}. "
+        f"eigenpairs (Lanczos, tol {HESSIAN_TOL:g} ||H||); the outlier is the one "
+        "of the width smallest whose eigenvector overlaps theta* most, the bulk "
+        f"edge the (width + 1)-th; found when {OUTLIER_RULE}; delta_H: the "
+        f"crossing of that rate at {LEVEL:g}. "
         f"Crossings by linear interpolation on the grid, {CONFIDENCE:.0%} "
         "bootstrap intervals over seeds; test-loss criterion: test MSE < "
         f"{TEST_LOSS_FRACTION:g} x the trivial one."
@@ -1262,8 +1461,8 @@ def _draw_hessian(eigen_axis, overlap_axis, analysis):
     overlap_axis.set(
         xlabel="delta = n / d",
         ylabel="its eigenvector's overlap with theta* (median)",
-        title=f"Outlier found above the dashed line\n(m={width}; solid quadratic, "
-        "dashed GeLU)",
+        title="Found: above the dashed line and out of the bulk\n"
+        f"(m={width}; solid quadratic, dashed GeLU)",
         ylim=(0, 1.02),
     )
     for method, value in PAPER_THRESHOLDS.items():

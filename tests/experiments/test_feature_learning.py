@@ -24,6 +24,7 @@ from sklearn_pt.experiments._feature_learning import (
     ACTIVATIONS,
     COLUMNS,
     FEATURE_LEARNING_PRESETS,
+    HESSIAN_SEPARATION,
     STEP_RULES,
     FirstPhaseSnapshot,
     HardDirectionProjection,
@@ -31,10 +32,13 @@ from sklearn_pt.experiments._feature_learning import (
     _plateau_differences,
     first_phase_end,
     judge,
+    outlier_found,
+    pick_outlier,
+    separation_margin,
     step_budget,
 )
 from sklearn_pt.experiments._verdicts import VERDICTS, Verdict
-from sklearn_pt.metrics import neuron_overlap
+from sklearn_pt.metrics import eigenvector_overlap, neuron_overlap
 from sklearn_pt.model_selection import sample_ratio_threshold
 from sklearn_pt.neural_network import FirstLayerGDRegressor
 
@@ -113,9 +117,13 @@ def test_projection_keeps_theta_out_and_the_hessian_run_stops_there():
 
 def test_hessian_outlier_appears_above_and_not_below_the_threshold():
     """Quadratic, m = 4, d = 100, 3 seeds, at the end of the projected first
-    phase: delta = 8 gives a negative outlier with overlap 0.73-0.81 and an
-    eigenvalue 2.5-3x the bulk edge (measured); delta = 1 gives overlaps
-    0.15-0.36 with the eigenvalue at the edge."""
+    phase (Lanczos at HESSIAN_TOL, equal to dense eigh to 1e-13): delta = 8
+    gives a negative outlier with overlap 0.73-0.81 and an eigenvalue
+    2.3-3.1x the bulk edge (gaps 1.29-2.08 |edge|); at delta = 1 the best
+    of the 4 smallest eigenvectors overlaps theta* by 0.26, 0.505, 0.15 at
+    gaps of 0.28, 0.07, 0.18 |edge|: at seed 1 theta* is spread over the
+    five bottom eigenvectors of the bulk (overlaps 0.26-0.505, eigenvalues
+    within 17% of each other), which only the separation rules out."""
     found = {}
     for delta in (1.0, 8.0):
         rows = []
@@ -129,7 +137,65 @@ def test_hessian_outlier_appears_above_and_not_below_the_threshold():
     above, below = found[8.0], found[1.0]
     assert np.all(above[:, 1] < 0) and np.all(above[:, 2] > 0.6)
     assert np.all(above[:, 1] < 1.5 * above[:, 3])  # separated from the bulk
-    assert np.all(below[:, 2] < 0.5)
+    assert all(outlier_found(*row[1:], 100) for row in above)
+    # Below: no outlier, and no candidate separated from the bulk at all.
+    assert not any(outlier_found(*row[1:], 100) for row in below)
+    gaps = (below[:, 3] - below[:, 1]) / np.abs(below[:, 3])
+    assert np.all(gaps < separation_margin(100)), gaps
+
+
+def _spiked_spectrum(edge_states, outlier):
+    """The found rule on a Hessian built by hand (m = 2 neurons, d = 30):
+    a bulk of eigenvalues spread over [-1, 2], one eigenvalue ``outlier``
+    whose eigenvector is theta* on both neurons, and the two bottom bulk
+    eigenvectors replaced by ``edge_states`` mixtures of theta* with a bulk
+    direction. Returns what :func:`pick_outlier` reads off its eigh."""
+    rng = np.random.default_rng(0)
+    d, m = 30, 2
+    theta = np.linalg.qr(rng.normal(size=(d, 1)))[0]
+    along = np.kron(np.ones(m) / np.sqrt(m), theta[:, 0])  # V = theta on both
+    basis = np.linalg.qr(np.column_stack([along, rng.normal(size=(m * d, m * d))]))[0]
+    eigenvalues = np.linspace(-1.0, 2.0, m * d)
+    vectors = basis.copy()
+    if outlier is None:  # theta* split evenly between the two bottom states
+        vectors[:, 0] = (basis[:, 0] + basis[:, 1]) / np.sqrt(2)
+        vectors[:, 1] = (basis[:, 0] - basis[:, 1]) / np.sqrt(2)
+        eigenvalues[:2] = edge_states
+    else:  # theta* alone, at `outlier`, below the rest
+        vectors = np.column_stack([basis[:, 0], basis[:, 2:], basis[:, 1]])
+        eigenvalues = np.r_[outlier, eigenvalues[1:]]
+    hessian = (vectors * eigenvalues) @ vectors.T
+    values, vectors = np.linalg.eigh(0.5 * (hessian + hessian.T))
+    overlaps = eigenvector_overlap(vectors, theta, [(0, m, d)])
+    return pick_outlier(values[: m + 1], overlaps[: m + 1], m)
+
+
+def test_found_rule_asks_for_an_outlier_separated_from_the_bulk():
+    # A separated outlier along theta*: eigenvalue -3 against a bulk whose
+    # edge (the 3rd smallest eigenvalue, m = 2) is -0.90.
+    eigenvalue, overlap, edge = _spiked_spectrum(None, -3.0)
+    assert overlap > 0.99 and -0.91 < edge < -0.89
+    assert outlier_found(eigenvalue, overlap, edge, 30)
+    # theta* spread over the two bottom eigenvectors of the bulk, -1.00 and
+    # -0.99 (overlap 1/sqrt(2) each): negative and along theta*, but 0.11
+    # |edge| below the edge -0.90, within the margin at d = 30 (0.78). Not
+    # an outlier, and only the separation condition says so.
+    eigenvalue, overlap, edge = _spiked_spectrum((-1.0, -0.99), None)
+    assert eigenvalue < 0 and overlap > 0.7
+    assert not outlier_found(eigenvalue, overlap, edge, 30)
+    # The margin is relative to |edge| on both sides of 0 and shrinks like
+    # d^-2/3 (0.35 |edge| at d = 100, 0.139 at d = 400); NaN is never found.
+    assert separation_margin(100) == pytest.approx(HESSIAN_SEPARATION)
+    assert outlier_found(-1.36, 0.9, -1.0, 100)
+    assert not outlier_found(-1.34, 0.9, -1.0, 100)
+    assert outlier_found(-1.15, 0.9, -1.0, 400)
+    assert not outlier_found(-1.13, 0.9, -1.0, 400)
+    assert outlier_found(-0.01, 0.9, 0.2, 100)
+    assert not outlier_found(0.01, 0.9, 0.2, 100)
+    found = outlier_found([-2.0, np.nan], [0.9, 0.9], [-1.0, -1.0], [100, 100])
+    np.testing.assert_array_equal(found, [True, False])
+    with pytest.raises(ValueError, match="k = width \\+ 1"):
+        pick_outlier([-1.0, -0.5], [0.9, 0.1], width=2)
 
 
 # --------------------------------------------------------------------------
@@ -154,7 +220,12 @@ def test_rows_match_the_preset_and_the_metrics_match_the_rows(tiny):
     trained = [r for r in gd if np.isfinite(r["test_loss_ratio"])]  # not diverged
     assert all(r["success"] == int(r["overlap"] > 0.5) for r in rows)
     assert all(
-        r["outlier"] == int(r["outlier_eigenvalue"] < 0 and r["outlier_overlap"] > 0.5)
+        r["outlier"]
+        == int(
+            outlier_found(
+                r["outlier_eigenvalue"], r["outlier_overlap"], r["bulk_edge"], r["d"]
+            )
+        )
         for r in gd
     )
     assert all(r["max_iter"] == step_budget(preset.base_iter, r["d"]) for r in gd)
