@@ -24,8 +24,11 @@ def make_optimizer(groups: list[dict], solver: str, learning_rate: float):
     :class:`GradientDescent` (torch's plain SGD update)."""
     # The fused kernels update all parameters in one call: measured 10% faster
     # per epoch than the default for-loop implementation on CPU.
-    fused = _fused_supported([p for group in groups for p in group["params"]])
-    if solver == "adam" and fused and hasattr(torch, "_fused_adam_"):
+    params = [p for group in groups for p in group["params"]]
+    fused = _fused_supported(params)
+    # One call of torch's fused kernel takes tensors of one device and dtype.
+    uniform = len({(p.device, p.dtype) for p in params}) <= 1
+    if solver == "adam" and fused and uniform and hasattr(torch, "_fused_adam_"):
         return FusedAdam(groups, lr=learning_rate)
     if solver == "adam":
         return torch.optim.Adam(groups, lr=learning_rate, fused=fused)
@@ -88,7 +91,8 @@ class FusedAdam:
     of width 512). Here the state lives in lists built at the first step, and
     a step is two calls, the step count's increment and ``torch._fused_adam_``
     (the kernel ``torch.optim.Adam`` calls). :func:`make_optimizer` falls back
-    to ``torch.optim.Adam`` where that kernel is absent.
+    to ``torch.optim.Adam`` where that kernel is absent or the parameters
+    differ in device or dtype.
 
     Parameters
     ----------

@@ -371,6 +371,20 @@ def test_optimizers_take_torchs_steps_bitwise(
     assert not torch.equal(runs[1][0], start[0])
 
 
+def test_adam_over_mixed_dtypes_falls_back_to_torchs_adam():
+    """torch's fused kernel takes one dtype per call: parameters in two
+    dtypes get torch.optim.Adam, which groups them, and still train."""
+    params = [
+        torch.nn.Parameter(torch.ones(3, dtype=torch.float32)),
+        torch.nn.Parameter(torch.ones(2, dtype=torch.float64)),
+    ]
+    optimizer = make_optimizer([{"params": params}], "adam", 0.1)
+    assert isinstance(optimizer, torch.optim.Adam)
+    (params[0].sum() + params[1].sum()).backward()
+    optimizer.step()
+    assert all(bool((p < 1).all()) for p in params)
+
+
 @pytest.mark.parametrize("activation", ["quadratic", "gelu", "relu", "custom"])
 def test_one_first_layer_network_trains_as_autograd(activation):
     """FirstOrderStepper takes FirstLayerNetwork's hand-derived gradient by
