@@ -1,8 +1,7 @@
 """Progress bars and one summarising warning for the sweeps and experiments.
 
 A sweep runs many fits (often in joblib workers, whose warnings never reach
-the caller); :func:`run_tasks` runs them advancing a :func:`progress_bar`,
-and :func:`quiet_fit` records each fit's ``ConvergenceWarning`` messages so
+the caller): :func:`quiet_fit` records each fit's ``ConvergenceWarning`` messages so
 that :func:`warn_convergence` can emit one warning for the whole sweep
 ("17 of 18 fits stopped before converging ...") instead of one per fit.
 """
@@ -10,13 +9,12 @@ that :func:`warn_convergence` can emit one warning for the whole sweep
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from joblib import Parallel
 from sklearn.exceptions import ConvergenceWarning
 
-__all__ = ["progress_bar", "quiet_fit", "run_tasks", "warn_convergence"]
+__all__ = ["progress_bar", "quiet_fit", "warn_convergence"]
 
 
 def progress_bar(total: int, *, desc: str, enabled: bool):
@@ -40,31 +38,6 @@ def progress_bar(total: int, *, desc: str, enabled: bool):
 
     return tqdm(total=total, desc=desc, unit="fit", disable=not enabled, leave=True)
 
-
-def run_tasks(tasks: Iterable, *, n_jobs: int | None, bar, step: int = 1) -> list:
-    """Run joblib ``delayed`` tasks in order, advancing ``bar`` by ``step``
-    as each one returns.
-
-    Parameters
-    ----------
-    tasks : iterable of joblib delayed calls
-    n_jobs : int or None
-        joblib workers.
-    bar : tqdm.tqdm
-        From :func:`progress_bar` (it may span several calls).
-    step : int, default=1
-        Runs (fits) each task counts for.
-
-    Returns
-    -------
-    list
-        The tasks' results, in the order of ``tasks``.
-    """
-    results = []
-    for result in Parallel(n_jobs=n_jobs, return_as="generator")(tasks):
-        results.append(result)
-        bar.update(step)
-    return results
 
 
 def quiet_fit(fit: Callable[[], Any]) -> tuple[Any, list[str]]:

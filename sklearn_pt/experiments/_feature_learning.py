@@ -19,12 +19,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from joblib import delayed
+from .._parallel import delayed
 from scipy.optimize import brentq
 from scipy.sparse.linalg import ArpackNoConvergence
 from sklearn.base import clone
 
-from .._progress import run_tasks
+from .._parallel import run_tasks
 from .._training import Callback
 from ..datasets import make_phase_retrieval
 from ..decomposition import SpectralEstimator

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from joblib import delayed
+from .._parallel import delayed
 from sklearn.linear_model import RidgeCV
 
-from .._progress import run_tasks
+from .._parallel import run_tasks
 from ..datasets import make_single_index
 from ..feature_extraction import TwoStepFeatures
 from ..neural_network._two_step_plan import RIDGE_ALPHAS, standardise_targets

@@ -6,7 +6,6 @@ import warnings
 from collections.abc import Sequence
 
 import numpy as np
-from joblib import delayed
 from sklearn.base import clone, is_classifier
 from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import check_scoring
@@ -14,7 +13,8 @@ from sklearn.model_selection import check_cv
 from sklearn.utils import indexable
 
 from .._compat import _safe_indexing
-from .._progress import progress_bar, quiet_fit, run_tasks, warn_convergence
+from .._parallel import delayed, run_tasks
+from .._progress import progress_bar, quiet_fit, warn_convergence
 from ._stacked import stacked_fit_unsupported
 from ._stacked_curves import stacked_validation_curves
 

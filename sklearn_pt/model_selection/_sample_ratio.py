@@ -7,11 +7,11 @@ from collections.abc import Callable, Sequence
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import delayed
 from sklearn.base import clone
 from sklearn.utils import Bunch
 
-from .._progress import progress_bar, run_tasks
+from .._parallel import delayed, run_tasks
+from .._progress import progress_bar
 from ..exceptions import DivergenceError
 from ..metrics import estimator_overlap
 from ..neural_network._first_layer import FirstLayerGDRegressor, width_and_learning_rate

@@ -1,0 +1,100 @@
+"""joblib tasks that run under the caller's settings, scikit-learn's and
+the library's.
+
+A joblib worker is a fresh process (or a thread with fresh thread-local
+settings): ``sklearn_pt.config_context(torch_threads=1)`` around a sweep would
+not reach it. :func:`delayed` captures both configurations when a task is
+made and applies them in the worker, as :func:`sklearn.utils.parallel.delayed`
+does for scikit-learn's alone.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import sklearn
+from joblib import Parallel
+
+from ._config import _torch_threads, config_context, get_config
+
+__all__ = ["delayed", "run_tasks"]
+
+
+class _WithConfig:
+    """``function`` called inside the configurations it was made under."""
+
+    def __init__(self, function: Callable) -> None:
+        self.function = function
+        self.sklearn_config = sklearn.get_config()
+        self.config = get_config()
+        functools.update_wrapper(self, function)
+
+    def __call__(self, *args, **kwargs):
+        with (
+            sklearn.config_context(**self.sklearn_config),
+            config_context(**self.config),
+            _torch_threads(),
+        ):
+            return self.function(*args, **kwargs)
+
+
+def delayed(function: Callable) -> Callable:
+    """:func:`joblib.delayed` that carries the caller's configurations.
+
+    The task runs with the scikit-learn configuration
+    (:func:`sklearn.get_config`) and the library's (:func:`sklearn_pt.get_config`,
+    its ``torch_threads`` applied to torch for the whole task) of the place
+    where the task was made.
+
+    Parameters
+    ----------
+    function : callable
+
+    Returns
+    -------
+    callable
+        Returns ``(function, args, kwargs)`` for :class:`joblib.Parallel`.
+
+    Examples
+    --------
+    >>> from joblib import Parallel
+    >>> import sklearn_pt
+    >>> from sklearn_pt._parallel import delayed
+    >>> with sklearn_pt.config_context(torch_threads=1):
+    ...     tasks = [delayed(sklearn_pt.get_config)() for _ in range(2)]
+    >>> [c["torch_threads"] for c in Parallel(n_jobs=2)(tasks)]
+    [1, 1]
+    """
+
+    @functools.wraps(function)
+    def make_task(*args, **kwargs):
+        return _WithConfig(function), args, kwargs
+
+    return make_task
+
+
+def run_tasks(tasks: Iterable, *, n_jobs: int | None, bar, step: int = 1) -> list:
+    """Run :func:`delayed` tasks, advancing ``bar`` by ``step`` as each returns.
+
+    Parameters
+    ----------
+    tasks : iterable of delayed calls
+    n_jobs : int or None
+        joblib workers.
+    bar : tqdm.tqdm
+        A progress bar (it may span several calls).
+    step : int, default=1
+        Runs each task counts for.
+
+    Returns
+    -------
+    list
+        The tasks' results, in the order of ``tasks``.
+    """
+    results: list[Any] = []
+    for result in Parallel(n_jobs=n_jobs, return_as="generator")(tasks):
+        results.append(result)
+        bar.update(step)
+    return results
