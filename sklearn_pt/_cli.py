@@ -313,12 +313,20 @@ def _torch_threads(n_threads: int):
 
 
 def _run_experiments(names, args, device) -> int:
-    from .experiments import EXPERIMENTS, PlotDependencyError
+    from functools import partial
+
+    from .experiments import EXPERIMENTS, Experiment, PlotDependencyError, run
 
     total = 0.0
     for name in names:
         try:
-            result = EXPERIMENTS[name](
+            experiment = EXPERIMENTS[name]
+            runner = (
+                partial(run, experiment)
+                if isinstance(experiment, Experiment)
+                else experiment
+            )
+            result = runner(
                 scale=args.scale,
                 device=device,
                 seeds=args.seeds,

@@ -39,7 +39,6 @@ def progress_bar(total: int, *, desc: str, enabled: bool):
     return tqdm(total=total, desc=desc, unit="fit", disable=not enabled, leave=True)
 
 
-
 def quiet_fit(fit: Callable[[], Any]) -> tuple[Any, list[str]]:
     """Call ``fit()``, recording its ``ConvergenceWarning`` messages.
 

@@ -1,5 +1,5 @@
-"""Synthetic data sets of the papers: index models, phase retrieval and
-compositional targets."""
+"""Synthetic data sets of the papers: index models, phase retrieval,
+compositional targets and a smooth target on the sphere."""
 
 from ._compositional import OUTER_FUNCTIONS, make_compositional_regression
 from ._index_models import (
@@ -9,6 +9,7 @@ from ._index_models import (
     make_phase_retrieval,
     make_single_index,
 )
+from ._sphere import make_sphere_regression
 
 __all__ = [
     "LINKS",
@@ -18,4 +19,5 @@ __all__ = [
     "make_multi_index",
     "make_phase_retrieval",
     "make_single_index",
+    "make_sphere_regression",
 ]

@@ -44,27 +44,40 @@ torch's settings alone.
 """
 
 from ._approximation import run_approximation
+from ._claims import (
+    VERDICTS,
+    Claim,
+    IntervalTest,
+    SignTest,
+    Verdict,
+    verdict_word,
+)
 from ._common import SCALES, ExperimentResult, PlotDependencyError
-from ._deep import run_deep
+from ._deep import DEEP
 from ._feature_learning import run_feature_learning
 from ._partial import run_partial
-from ._two_step import run_two_step
-from ._verdicts import (
-    LEVEL,
-    VERDICTS,
-    Verdict,
+from ._runner import Experiment, judge, run
+from ._stats import (
+    CONFIDENCE,
+    N_RESAMPLES,
+    SIGN_LEVEL,
+    Estimate,
     bootstrap_interval,
+    captured_fraction,
+    crossing,
+    fit_exponent,
     interval_test,
-    judge,
+    seed_curves,
     sign_test,
-    sign_test_out_of_reach,
     sign_test_p_value,
+    small_proportions,
 )
+from ._two_step import run_two_step
 
 EXPERIMENTS = {
     "partial": run_partial,
     "partial-approximation": run_approximation,
-    "deep": run_deep,
+    "deep": DEEP,
     "two-step": run_two_step,
     "feature-learning": run_feature_learning,
 }
@@ -77,22 +90,35 @@ experiment of that name."""
 
 __all__ = [
     "COMMANDS",
+    "CONFIDENCE",
+    "DEEP",
     "EXPERIMENTS",
-    "LEVEL",
+    "N_RESAMPLES",
     "SCALES",
+    "SIGN_LEVEL",
     "VERDICTS",
+    "Claim",
+    "Estimate",
+    "Experiment",
     "ExperimentResult",
+    "IntervalTest",
     "PlotDependencyError",
+    "SignTest",
     "Verdict",
     "bootstrap_interval",
+    "captured_fraction",
+    "crossing",
+    "fit_exponent",
     "interval_test",
     "judge",
+    "run",
     "run_approximation",
-    "run_deep",
     "run_feature_learning",
     "run_partial",
     "run_two_step",
+    "seed_curves",
     "sign_test",
-    "sign_test_out_of_reach",
     "sign_test_p_value",
+    "small_proportions",
+    "verdict_word",
 ]

@@ -1,308 +1,203 @@
 """Reproduction: the phase transition in P for deep partially trainable
-networks (He, Lao, Lu, Zhang, 2026)."""
+networks (He, Lao, Lu, Zhang, 2026).
+
+Per depth (hidden layers of equal width, the same P in every one) and seed,
+training and test MSE at every P of the grid, on
+:func:`~sklearn_pt.datasets.make_sphere_regression` data.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import warnings
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
-from ..model_selection import PhaseTransitionDisplay
-from ._common import (
-    ExperimentResult,
-    Stopwatch,
-    as_table,
-    format_values,
-    new_figure,
-    plural,
-    resolve_run_device,
-    resolve_seeds,
-    select_preset,
+from ..datasets import make_sphere_regression
+from ..model_selection import PhaseTransitionDisplay, proportion_curve
+from ..neural_network import PartiallyTrainableRegressor
+from ._claims import Claim, IntervalTest
+from ._runner import Experiment
+from ._stats import captured_fraction, crossing, seed_curves, small_proportions
+
+__all__ = ["DEEP"]
+
+REFERENCE = (
+    'He, Lao, Lu, Zhang (2026), "Phase Transition from Random Features to Fully '
+    'Trainable Networks".'
 )
-from ._partial import (
-    FRACTION,
-    REFERENCE,
-    _fractions,
-    _geometric_mean,
-    _interval_outcome,
-    _seed_p90,
-    _small,
-    captured_fraction,
-    drop_summary,
-    preset_regressor,
-    sweep_variants,
-)
-from ._verdicts import BOOTSTRAP_OVER_SEEDS, Verdict
-
-__all__ = ["DEEP_PRESETS", "DeepPreset", "judge", "run_deep"]
-
-COLUMNS = ("depth", "trainable_proportion", "seed", "train_mse", "test_mse")
-"""Columns of the table: one row per (depth, P, seed)."""
+FRACTION = 0.9
+"""P90 is the P at which this share of the P=0 -> P=1 drop is captured."""
 SHAPE_P = 0.1
-"""The small P at which every depth's captured share is judged."""
+"""The share of the drop is judged at the largest grid P up to this one."""
+PROPORTIONS = [0.0, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0]
 
 
-@dataclass(frozen=True)
-class DeepPreset:
-    """Sizes of the P sweep over depths (depth: number of hidden layers)."""
-
-    depths: tuple[int, ...]
-    n_samples: int
-    width: int
-    max_iter: int
-    n_seeds: int
-    proportions: tuple[float, ...] = (0.0, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
-    init_scale: float = 1.0
-    n_features: int = 5
-    test_fraction: float = 0.25
-    learning_rate_init: float = 1e-2
-
-
-DEEP_PRESETS = {
-    "tiny": DeepPreset(
-        depths=(2,),
-        n_samples=160,
-        width=16,
-        max_iter=5,
-        n_seeds=1,
-        proportions=(0.0, 0.5, 1.0),
-    ),
-    "small": DeepPreset(
-        depths=(2, 4, 8), n_samples=800, width=64, max_iter=100, n_seeds=2
-    ),
-    "medium": DeepPreset(
-        depths=(2, 3, 5, 8, 12), n_samples=1200, width=128, max_iter=200, n_seeds=3
-    ),
-    "paper": DeepPreset(
-        depths=(2, 3, 5, 10, 15),
-        n_samples=4000,
-        width=256,
-        max_iter=400,
-        n_seeds=5,
-    ),
-}
+def _preset(depths, seeds, n_samples, width, max_iter, proportions=PROPORTIONS):
+    return {
+        "seeds": seeds,
+        "grid": [{"depth": depth} for depth in depths],
+        "n_samples": n_samples,
+        "width": width,
+        "max_iter": max_iter,
+        "n_features": 5,
+        "test_fraction": 0.25,
+        "learning_rate_init": 1e-2,
+        "init_scale": 1.0,
+        "proportions": proportions,
+    }
 
 
-def _errors(table) -> tuple[dict, list[float]]:
-    """``{depth: train MSE (n_proportions, n_seeds)}`` and the grid of P."""
-    keys = [
-        (int(depth), float(p), int(seed))
-        for depth, p, seed in zip(
-            table["depth"], table["trainable_proportion"], table["seed"], strict=True
+def measure(config: dict, seed: int) -> list[dict]:
+    """Train and test MSE at every P for one depth and seed: one
+    :func:`~sklearn_pt.model_selection.proportion_curve` on a single split
+    (the last quarter of the rows held out)."""
+    n = config["n_samples"]
+    X, y = make_sphere_regression(n, config["n_features"], random_state=seed)
+    n_train = n - max(1, round(config["test_fraction"] * n))
+    network = PartiallyTrainableRegressor(
+        hidden_layer_sizes=(config["width"],) * config["depth"],
+        init_scale=config["init_scale"],
+        learning_rate_init=config["learning_rate_init"],
+        max_iter=config["max_iter"],
+        solver="adam",
+        tol=1e-4,
+        n_iter_no_change=10,
+        alpha=0.0,
+        normalize_y=False,
+        project_to_sphere=True,
+        device=config["device"],
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        train, test = proportion_curve(
+            network,
+            X,
+            y,
+            proportions=config["proportions"],
+            cv=[(np.arange(n_train), np.arange(n_train, n))],
+            scoring="neg_mean_squared_error",
+            random_states=[seed],
+        )
+    return [
+        {"trainable_proportion": p, "train_mse": -tr, "test_mse": -te}
+        for p, tr, te in zip(
+            config["proportions"], train[:, 0, 0], test[:, 0, 0], strict=True
         )
     ]
-    mse = dict(zip(keys, (float(v) for v in table["train_mse"]), strict=True))
-    seeds = sorted({k[2] for k in keys})
-    proportions = sorted({k[1] for k in keys})
-    return {
-        depth: np.array([[mse[depth, p, s] for s in seeds] for p in proportions])
-        for depth in sorted({k[0] for k in keys})
-    }, proportions
 
 
-def judge(table) -> tuple[Verdict, ...]:
-    """The verdicts of the deep reproduction, from its table alone.
+def _captured(table) -> dict:
+    """Per depth, the captured share of each seed's drop, ``(P, seed)``."""
+    curves = seed_curves(table, "train_mse", along="trainable_proportion", by="depth")
+    return {depth: curve.apply(captured_fraction) for depth, curve in curves.items()}
 
-    1. *The same shape at every depth*: at each depth the share of the
-       P=0 -> P=1 training-error drop captured at the largest grid P up
-       to 0.1 is above P, by the bootstrap interval of its mean over
-       seeds.
-    2. *P90 by depth*: at each depth deeper than the shallowest, the paired
-       log ratio of the per-seed P90 (interpolated in log P) to the
-       shallowest depth's has a bootstrap interval containing 0 (a P90 not
-       shown to differ; the test has little power with few seeds, which the
-       line says).
 
-    Parameters
-    ----------
-    table : dict of str to list
-        The result's CSV as :func:`~sklearn_pt.experiments._common.read_csv_table`
-        returns it.
+def _p90(captured) -> np.ndarray:
+    """Per seed, the P capturing :data:`FRACTION` of the drop (log-interpolated)."""
+    return np.array(
+        [crossing(captured.index, captured[seed], FRACTION) for seed in captured]
+    )
 
-    Returns
-    -------
-    tuple of Verdict
-    """
-    errors, proportions = _errors(table)
-    at = _small(proportions, SHAPE_P)[-1]
-    p = proportions[at]
-    shape, cells = {}, []
-    for depth, train in errors.items():
-        shape[f"depth {depth}"], text = _interval_outcome(
-            _fractions(train)[at], above=p
-        )
-        cells.append(f"depth {depth}: {text}")
-    n_seeds = next(iter(errors.values())).shape[1]
-    first = [
-        Verdict.from_outcomes(
-            f"the same phase transition at every depth: the share of the drop "
+
+def _p90_log_ratios(table) -> dict:
+    """Per depth below the shallowest, the seeds' log(P90 / shallowest P90)."""
+    captured = _captured(table)
+    shallow = _p90(captured.pop(min(captured)))
+    return {depth: np.log(_p90(c) / shallow) for depth, c in captured.items()}
+
+
+def _claims(table) -> list[Claim]:
+    p = small_proportions(table.trainable_proportion.unique(), SHAPE_P)[-1]
+    shallow = int(table.depth.min())
+    claims = [
+        Claim(
+            "the same phase transition at every depth: the share of the drop "
             f"captured at P={p:g} exceeds P",
-            shape,
-            test=BOOTSTRAP_OVER_SEEDS + " of the mean captured share, above P",
-            measured=", ".join(cells) + f" ({plural(n_seeds, 'seed')})",
+            lambda t: {d: c.loc[p] for d, c in _captured(t).items()},
+            IntervalTest(above=p, of="the mean captured share"),
             paper="the transition of the two-layer network appears in deep "
             "networks (depth up to 15)",
-        )
+            label="depth {}",
+        ),
+        Claim(
+            f"P90 (the P capturing {FRACTION:.0%} of the drop) is the same at "
+            f"every depth as at depth {shallow}",
+            _p90_log_ratios,
+            IntervalTest(contains=0.0, of="the paired log(P90 ratio)"),
+            paper="the same shape at every depth",
+            label="depth {}",
+            test_text="(little power with few seeds)",
+        ),
     ]
-    shallow = min(errors)
-    base = np.log(_seed_p90(proportions, errors[shallow]))
-    same, cells = {}, []
-    for depth, train in errors.items():
-        if depth == shallow:
-            continue
-        ratio = np.log(_seed_p90(proportions, train)) - base
-        same[f"depth {depth}"], text = _interval_outcome(ratio, predicted=0.0)
-        cells.append(f"depth {depth}: {text}")
-    if same:
-        first.append(
-            Verdict.from_outcomes(
-                f"P90 (the P capturing {FRACTION:.0%} of the drop) is the same "
-                f"at every depth as at depth {shallow}",
-                same,
-                test=BOOTSTRAP_OVER_SEEDS
-                + " of the paired log(P90 ratio), containing 0 "
-                f"(low power with {n_seeds} seeds)",
-                measured=f"log(P90 / P90 at depth {shallow}): " + ", ".join(cells),
-                paper="the same shape at every depth",
-            )
-        )
-    return tuple(first)
+    return claims if table.depth.nunique() > 1 else claims[:1]
 
 
-def _draw(preset, errors, measured):
-    """Left: errors against P per depth; right: fraction of the drop."""
-    figure, (left, right) = new_figure(2)
-    proportions = np.asarray(preset.proportions)
-    for k, (depth, (train, test)) in enumerate(errors.items()):
-        PhaseTransitionDisplay(proportions, train, test, label=f"depth {depth}").plot(
-            ax=left, log_x=True
+def _geometric_mean(values) -> float:
+    logs = np.log(values[np.isfinite(values)])
+    return float(np.exp(logs.mean())) if logs.size else np.nan
+
+
+def _errors_panel(ax, table) -> None:
+    for depth, group in table.groupby("depth"):
+        train, test = (
+            group.pivot(index="trainable_proportion", columns="seed", values=v)
+            for v in ("train_mse", "test_mse")
         )
-        right.plot(
-            proportions,
-            captured_fraction(train.mean(axis=1)),
+        PhaseTransitionDisplay(
+            train.index.to_numpy(),
+            train.to_numpy(),
+            test.to_numpy(),
+            label=f"depth {depth}",
+        ).plot(ax=ax, log_x=True)
+    ax.set_title("Error vs P by depth (dashed: test)")
+    ax.legend(fontsize=7)
+
+
+def _captured_panel(ax, table) -> None:
+    for depth, captured in _captured(table).items():
+        ax.plot(
+            captured.index,
+            captured.mean(axis=1),
             "o-",
-            color=f"C{k}",
-            label=f"depth {depth}: P90 = {measured[depth]:.3g} on the grid, "
-            f"{_geometric_mean(_seed_p90(proportions, train)):.3g} interpolated",
+            label=f"depth {depth}: P90 {_geometric_mean(_p90(captured)):.3g}",
         )
-    left.set_title(
-        f"Error vs P, {preset.width} neurons per hidden layer (dashed: test)"
-    )
-    left.legend(fontsize=7)
-    right.axhline(FRACTION, color="0.4", lw=0.8, ls="--", label="90% of the drop")
-    right.set_xscale("symlog", linthresh=0.01)
-    right.set(
+    ax.axhline(FRACTION, color="0.4", lw=0.8, ls="--")
+    ax.set_xscale("symlog", linthresh=0.01)
+    ax.set(
         xlabel="trainable proportion P (every hidden layer)",
-        ylabel="fraction of the drop from P=0 to P=1",
+        ylabel="share of the drop from P=0 to P=1 (mean over seeds)",
         title="Training-error drop captured, by depth",
         xlim=(0, 1.1),
         ylim=(-0.05, 1.1),
     )
-    right.legend(fontsize=7, loc="lower right")
-    return figure
+    ax.legend(fontsize=7, loc="lower right")
 
 
-def run_deep(
-    *,
-    scale: str = "small",
-    device: str = "cpu",
-    seeds: int | None = None,
-    n_jobs: int | None = None,
-    progress: bool = True,
-) -> ExperimentResult:
-    """Training error against the trainable proportion P for several depths.
-
-    Fits :class:`~sklearn_pt.neural_network.PartiallyTrainableRegressor` with
-    ``depth`` hidden layers of equal width (the first of spherical biased-ReLU
-    features with ``init_scale=1``, the others He-initialised) and the same P
-    in every hidden layer, on the data of
-    :func:`~sklearn_pt.experiments.run_partial`, and measures per depth the
-    smallest P on the grid that captures 90% of the training-error drop from
-    ``P = 0`` to ``P = 1``.
-
-    Parameters
-    ----------
-    scale : {"small", "medium", "paper"}, default="small"
-        Depths (2, 4 and 8 at ``"small"``, 2 to 15 at ``"paper"``) and sizes.
-    device : {"cpu", "cuda", "auto"}, default="cpu"
-    seeds : int, default=None
-        Number of repetitions; None uses the preset's.
-    n_jobs : int, default=None
-        Parallel fits (joblib), over the grid of P.
-    progress : bool, default=True
-        Show a progress bar over the fits on stderr.
-
-    Returns
-    -------
-    ExperimentResult
-        Columns ``depth, trainable_proportion, seed, train_mse, test_mse``;
-        metrics ``p90_depth<L>``.
-
-    References
-    ----------
-    He, Lao, Lu, Zhang (2026), "Phase Transition from Random Features to
-    Fully Trainable Networks".
-
-    Examples
-    --------
-    >>> from sklearn_pt.experiments import run_deep
-    >>> run_deep(scale="tiny", progress=False).columns[0]
-    'depth'
-    """
-    clock = Stopwatch()
-    preset = select_preset(DEEP_PRESETS, scale)
-    device = resolve_run_device(device)
-    seed_list = resolve_seeds(seeds, preset.n_seeds)
-    estimators = {
-        depth: preset_regressor(
-            preset,
-            device,
-            hidden_layer_sizes=(preset.width,) * depth,
-            init_scale=preset.init_scale,
-            # the design, stated rather than left to the estimator's defaults
-            solver="adam",
-            tol=1e-4,
-            n_iter_no_change=10,
-        )
-        for depth in preset.depths
-    }
-    errors = sweep_variants(
-        estimators, preset, seed_list, n_jobs=n_jobs, progress=progress, desc="deep"
-    )
-    proportions = np.asarray(preset.proportions)
-    labels = [f"depth {depth}" for depth in errors]
-    measured, ends = drop_summary(proportions, errors, labels)
-    rows = [
-        (depth, float(p), seed, float(train[i, j]), float(test[i, j]))
-        for depth, (train, test) in errors.items()
-        for i, p in enumerate(proportions)
-        for j, seed in enumerate(seed_list)
+def _describe(table) -> str:
+    means = table.groupby(["depth", "trainable_proportion"]).train_mse.mean()
+    lines = [
+        f"- depth {depth}: P90 {_geometric_mean(_p90(captured)):.3g} (geometric "
+        f"mean over seeds), training MSE {means[depth].iloc[0]:.3g} at P=0, "
+        f"{means[depth].iloc[-1]:.3g} at P=1"
+        for depth, captured in _captured(table).items()
     ]
-    summary = (
-        f"P capturing 90% of the training-error drop (smallest P on the grid, "
-        f"mean of {plural(len(seed_list), 'seed')}, same P in every hidden layer, "
-        f"init_scale {preset.init_scale:g}): "
-        f"{format_values(list(measured.values()), labels)}. "
-        f"Training MSE from P=0 to P=1: {'; '.join(ends)}."
-    )
-    return ExperimentResult(
-        name="deep",
-        title="Deep partially trainable networks: training error vs P by depth",
-        columns=COLUMNS,
-        rows=rows,
-        figure=_draw(preset, errors, measured),
-        summary=summary,
-        metrics={f"p90_depth{depth}": value for depth, value in measured.items()},
-        settings={
-            "scale": scale,
-            "seeds": len(seed_list),
-            "device": device,
-            "depths": ",".join(map(str, preset.depths)),
-            "width": preset.width,
-            "n_samples": preset.n_samples,
-            "max_iter": preset.max_iter,
-        },
-        seconds=clock.seconds(),
-        reference=REFERENCE,
-        verdicts=judge(as_table(COLUMNS, rows)),
-    )
+    return "\n".join(lines)
+
+
+DEEP = Experiment(
+    name="deep",
+    title="Deep partially trainable networks: training error vs P by depth",
+    reference=REFERENCE,
+    presets={
+        "tiny": _preset((2,), 1, 160, 16, 5, proportions=[0.0, 0.5, 1.0]),
+        "small": _preset((2, 4, 8), 2, 800, 64, 100),
+        "medium": _preset((2, 3, 5, 8, 12), 3, 1200, 128, 200),
+        "paper": _preset((2, 3, 5, 10, 15), 5, 4000, 256, 400),
+    },
+    measure=measure,
+    claims=_claims,
+    panels=(_errors_panel, _captured_panel),
+    describe=_describe,
+)
+"""Training error against P for several depths (2 to 15 at ``"paper"``)."""

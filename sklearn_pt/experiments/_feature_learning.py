@@ -19,12 +19,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from .._parallel import delayed
 from scipy.optimize import brentq
 from scipy.sparse.linalg import ArpackNoConvergence
 from sklearn.base import clone
 
-from .._parallel import run_tasks
+from .._parallel import delayed, run_tasks
 from .._training import Callback
 from ..datasets import make_phase_retrieval
 from ..decomposition import SpectralEstimator

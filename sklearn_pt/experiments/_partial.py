@@ -18,12 +18,11 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
-from .._parallel import delayed
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import mean_squared_error
 
-from .._parallel import run_tasks
+from .._parallel import delayed, run_tasks
 from ..exceptions import DivergenceError
 from ..model_selection import PhaseTransitionDisplay, fit_stacked, proportion_curve
 from ..neural_network import PartiallyTrainableRegressor

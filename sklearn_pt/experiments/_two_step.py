@@ -25,10 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from .._parallel import delayed
 from sklearn.linear_model import RidgeCV
 
-from .._parallel import run_tasks
+from .._parallel import delayed, run_tasks
 from ..datasets import make_single_index
 from ..feature_extraction import TwoStepFeatures
 from ..neural_network._two_step_plan import RIDGE_ALPHAS, standardise_targets

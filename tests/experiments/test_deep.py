@@ -1,30 +1,39 @@
-"""The deep reproduction's verdicts: judged from its table by the shared
-rules, at the hidden ``tiny`` scale and on synthetic curves."""
+"""The deep reproduction: its verdicts follow from its CSV, and the claims
+judge synthetic curves as they should."""
 
 import numpy as np
+import pandas as pd
 
-from sklearn_pt.experiments import run_deep
-from sklearn_pt.experiments._common import read_csv_table
-from sklearn_pt.experiments._deep import COLUMNS, judge
+from sklearn_pt.experiments import DEEP, judge, run
 
 
 def test_verdicts_follow_from_the_written_csv(tmp_path):
-    result = run_deep(scale="tiny", progress=False)
-    assert result.columns == COLUMNS
+    result = run(DEEP, scale="tiny", progress=False)
     files = result.write(tmp_path)
-    assert judge(read_csv_table(files["csv"])) == result.verdicts
+    assert list(result.table.columns) == [
+        "depth",
+        "seed",
+        "trainable_proportion",
+        "train_mse",
+        "test_mse",
+    ]
+    assert judge(DEEP, files["csv"]) == result.verdicts
     assert files["md"].read_text().index("## Verdict") >= 0
 
 
-def _table(curves: dict, proportions, n_seeds: int, rng) -> dict:
+def _table(curves: dict, proportions, n_seeds: int, rng) -> pd.DataFrame:
     rows = [
-        (depth, p, s, float(curve[i] * (1 + 0.01 * rng.standard_normal())))
+        {
+            "depth": depth,
+            "seed": s,
+            "trainable_proportion": p,
+            "train_mse": float(curve[i] * (1 + 0.01 * rng.standard_normal())),
+        }
         for depth, curve in curves.items()
-        for i, p in enumerate(proportions)
         for s in range(n_seeds)
+        for i, p in enumerate(proportions)
     ]
-    table = {name: [row[k] for row in rows] for k, name in enumerate(COLUMNS[:4])}
-    return table | {"test_mse": table["train_mse"]}
+    return pd.DataFrame(rows).assign(test_mse=lambda t: t.train_mse)
 
 
 def test_judge_on_synthetic_curves():
@@ -36,7 +45,7 @@ def test_judge_on_synthetic_curves():
     slow = 1.0 - 0.99 * proportions**2
     curves = {2: sharp, 4: sharp, 8: slow}
     rng = np.random.default_rng(0)
-    shape, p90 = judge(_table(curves, proportions, 6, rng))
+    shape, p90 = judge(DEEP, _table(curves, proportions, 6, rng))
     assert shape.word == "mixed"
     assert "holds at depth 2, depth 4" in shape.where
     assert "opposite at depth 8" in shape.where

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from sklearn_pt.experiments import (
+    DEEP,
     EXPERIMENTS,
     SCALES,
     ExperimentResult,
@@ -21,7 +22,6 @@ from sklearn_pt.experiments import (
 )
 from sklearn_pt.experiments._approximation import APPROXIMATION_PRESETS
 from sklearn_pt.experiments._common import resolve_seeds, select_preset
-from sklearn_pt.experiments._deep import DEEP_PRESETS
 from sklearn_pt.experiments._feature_learning import (
     FEATURE_LEARNING_PRESETS,
     crossing,
@@ -48,7 +48,7 @@ def test_every_experiment_has_every_public_scale():
     for presets in (
         PARTIAL_PRESETS,
         APPROXIMATION_PRESETS,
-        DEEP_PRESETS,
+        DEEP.presets,
         TWO_STEP_PRESETS,
         FEATURE_LEARNING_PRESETS,
     ):
@@ -63,7 +63,7 @@ def test_every_experiment_has_every_public_scale():
 
 
 def test_deep_paper_scale_goes_from_depth_2_to_15():
-    depths = DEEP_PRESETS["paper"].depths
+    depths = [cell["depth"] for cell in DEEP.presets["paper"]["grid"]]
     assert min(depths) == 2 and max(depths) == 15
 
 

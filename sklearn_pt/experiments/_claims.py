@@ -1,0 +1,298 @@
+"""A paper's claim as data, and the rule that turns it into a verdict.
+
+A :class:`Claim` names a **statistic** of the long table at each point of
+the range the paper states the claim on (per-seed values, or an
+:class:`~sklearn_pt.experiments.Estimate`), and a **test**
+(:class:`SignTest`, :class:`IntervalTest`) that gives each point an outcome:
+the claim *holds* there, the *opposite* holds, or *neither* is shown.
+:func:`verdict_word` combines the outcomes into one of :data:`VERDICTS`:
+
+- ``"reproduced"``: the claim holds at every point of the range;
+- ``"mixed"``: it holds on part of the range (the line says where);
+- ``"not reproduced at this size"``: it holds nowhere and its opposite
+  nowhere;
+- ``"contradicted"``: it holds nowhere and its opposite somewhere.
+
+:class:`Verdict` keeps the words and numbers and writes the line a summary
+opens with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._stats import (
+    CONFIDENCE,
+    HOLDS,
+    N_RESAMPLES,
+    NEITHER,
+    OPPOSITE,
+    SIGN_LEVEL,
+    Estimate,
+    Outcome,
+    bootstrap_interval,
+    interval_test,
+    sign_test,
+)
+
+__all__ = [
+    "CONTRADICTED",
+    "MIXED",
+    "NOT_AT_THIS_SIZE",
+    "REPRODUCED",
+    "VERDICTS",
+    "Claim",
+    "IntervalTest",
+    "SignTest",
+    "Verdict",
+    "verdict_word",
+]
+
+REPRODUCED = "reproduced"
+MIXED = "mixed"
+NOT_AT_THIS_SIZE = "not reproduced at this size"
+CONTRADICTED = "contradicted"
+VERDICTS = (REPRODUCED, MIXED, NOT_AT_THIS_SIZE, CONTRADICTED)
+"""The four verdict words, from the strongest support to the strongest
+refutation."""
+
+Text = str | Callable[[pd.DataFrame], str]
+"""A verdict's text: fixed, or written from the table."""
+
+
+def verdict_word(outcomes: Mapping[str, Outcome]) -> tuple[str, str]:
+    """The verdict word of a claim's outcomes over its range, and where the
+    claim and its opposite hold (empty when the word says it all).
+
+    Examples
+    --------
+    >>> from sklearn_pt.experiments import verdict_word
+    >>> verdict_word({"P=0.02": "holds", "P=0.05": "holds"})
+    ('reproduced', '')
+    >>> verdict_word({"P=0.02": "opposite", "P=0.05": "neither", "P=0.1": "holds"})
+    ('mixed', 'holds at P=0.1; opposite at P=0.02')
+    >>> verdict_word({"d=100": "neither"})
+    ('not reproduced at this size', '')
+    >>> verdict_word({"P=0.02": "opposite", "P=0.05": "neither"})
+    ('contradicted', 'opposite at P=0.02')
+    """
+    if not outcomes:
+        raise ValueError("A claim needs at least one point in its range.")
+    unknown = set(outcomes.values()) - {HOLDS, OPPOSITE, NEITHER}
+    if unknown:
+        raise ValueError(
+            f"Outcomes are 'holds', 'opposite' or 'neither'; got {unknown}."
+        )
+
+    def at(outcome):
+        return ", ".join(label for label, value in outcomes.items() if value == outcome)
+
+    holds, opposite = at(HOLDS), at(OPPOSITE)
+    where = "; ".join(
+        [f"holds at {holds}"] * bool(holds)
+        + [f"opposite at {opposite}"] * bool(opposite)
+    )
+    if all(value == HOLDS for value in outcomes.values()):
+        return REPRODUCED, ""
+    if holds:
+        return MIXED, where
+    return (CONTRADICTED, where) if opposite else (NOT_AT_THIS_SIZE, "")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One claim's verdict: the claim, its word, the test and the numbers.
+
+    Examples
+    --------
+    >>> from sklearn_pt.experiments import Verdict
+    >>> verdict = Verdict("E(P) falls", "reproduced", "sign test, level 0.05",
+    ...                   "6 of 6 seeds", "it falls")
+    >>> print(verdict.line())  # doctest: +NORMALIZE_WHITESPACE
+    **Reproduced**: E(P) falls. Test: sign test, level 0.05.
+    Measured: 6 of 6 seeds. Paper: it falls.
+    """
+
+    claim: str
+    word: str
+    test: str
+    measured: str
+    paper: str
+    where: str = ""
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if self.word not in VERDICTS:
+            raise ValueError(f"word must be one of {VERDICTS}; got {self.word!r}.")
+
+    def line(self) -> str:
+        """The Markdown line a summary opens with."""
+        text = f"**{self.word.capitalize()}**: {self.claim}"
+        if self.where:
+            text += f" ({self.where})"
+        text += f". Test: {self.test}. Measured: {self.measured}. Paper: {self.paper}."
+        return text + (f" {self.reason}" if self.reason else "")
+
+
+def _finite(values) -> np.ndarray:
+    values = np.asarray(values, dtype=float).ravel()
+    return values[np.isfinite(values)]
+
+
+@dataclass(frozen=True)
+class SignTest:
+    """Paired sign test over seeds of ``difference > 0`` at each point
+    (:func:`~sklearn_pt.experiments.sign_test`; NaN seeds dropped).
+
+    Examples
+    --------
+    >>> from sklearn_pt.experiments import SignTest
+    >>> SignTest()([0.1, 0.2, 0.1, 0.3, 0.2, 0.1], None)
+    ('holds', '+0.167 (6 of 6 seeds ahead)')
+    """
+
+    level: float = SIGN_LEVEL
+
+    def describe(self) -> str:
+        return (
+            "paired sign test over seeds (scipy binomtest), one-sided, level "
+            f"{self.level:g}"
+        )
+
+    def __call__(self, values, point) -> tuple[Outcome, str]:
+        diff = _finite(values)
+        if not diff.size:
+            return NEITHER, "no seed"
+        ahead = int((diff > 0).sum())
+        return sign_test(diff, self.level), (
+            f"{diff.mean():+.3f} ({ahead} of {diff.size} seeds ahead)"
+        )
+
+
+@dataclass(frozen=True)
+class IntervalTest:
+    """The bootstrap interval of a statistic against a value at each point.
+
+    The statistic's values are the seeds' values (their mean and its
+    interval are taken) or an :class:`~sklearn_pt.experiments.Estimate`
+    made by the claim's statistic. Give one of ``contains``, ``above`` or
+    ``below``: a number, or a function of the range point.
+
+    Examples
+    --------
+    >>> from sklearn_pt.experiments import IntervalTest
+    >>> IntervalTest(above=lambda p: p)([0.4, 0.5, 0.45, 0.6], 0.1)[0]
+    'holds'
+    """
+
+    contains: float | Callable[[Any], float] | None = None
+    above: float | Callable[[Any], float] | None = None
+    below: float | Callable[[Any], float] | None = None
+    of: str = "the mean over seeds"
+    digits: int = 3
+
+    def describe(self) -> str:
+        side = next(
+            f"{name} {value:g}" if not callable(value) else name
+            for name, value in (
+                ("containing", self.contains),
+                ("above", self.above),
+                ("below", self.below),
+            )
+            if value is not None
+        )
+        return (
+            f"{CONFIDENCE:.0%} percentile bootstrap interval ({N_RESAMPLES} "
+            f"resamples) of {self.of}, {side}"
+        )
+
+    def __call__(self, values, point) -> tuple[Outcome, str]:
+        if isinstance(values, Estimate):
+            estimate = values
+        else:
+            finite = _finite(values)
+            if finite.size < 2:
+                return NEITHER, "too few seeds"
+            estimate = bootstrap_interval(finite)
+        sides = {"contains": self.contains, "above": self.above, "below": self.below}
+        name, value = next((k, v) for k, v in sides.items() if v is not None)
+        target = value(point) if callable(value) else value
+        outcome = interval_test((estimate.low, estimate.high), **{name: target})
+        n = self.digits
+        return outcome, (
+            f"{estimate.value:.{n}g} [{estimate.low:.{n}g}, {estimate.high:.{n}g}]"
+        )
+
+
+def _text(text: Text, table: pd.DataFrame) -> str:
+    return text(table) if callable(text) else text
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A paper's claim, as the verdict rule reads it from the long table.
+
+    Parameters
+    ----------
+    claim : str or callable
+        The claim in a few words, with its range (a callable writes it from
+        the table).
+    statistic : callable
+        ``statistic(table) -> {point: values}``: for each point of the range
+        (a ``P``, a ``d``, ...), the seeds' values (paired differences for a
+        :class:`SignTest`) or an :class:`~sklearn_pt.experiments.Estimate`.
+    test : SignTest or IntervalTest
+    paper : str or callable
+        What the paper or its theory says, with numbers.
+    label : str, default="{}"
+        How a point is named in the line (``"P={:g}"``).
+    reason : str or callable, default=""
+        Why, when the word needs one; a callable gets the table and the
+        outcomes.
+    test_text : str, default=""
+        Said after the test's own description (what it is applied to).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_pt.experiments import Claim, SignTest
+    >>> table = pd.DataFrame({"d": [1, 1, 1, 1, 1], "gain": [1, 2, 1, 3, 1]})
+    >>> claim = Claim("a gain at every d", lambda t: dict(iter(t.groupby("d").gain)),
+    ...               SignTest(), paper="a gain", label="d={}")
+    >>> claim.verdict(table).word
+    'reproduced'
+    """
+
+    claim: Text
+    statistic: Callable[[pd.DataFrame], Mapping[Any, Any]]
+    test: SignTest | IntervalTest
+    paper: Text
+    label: str = "{}"
+    reason: str | Callable[[pd.DataFrame, Mapping[str, Outcome]], str] = ""
+    test_text: str = ""
+    measured: Text = ""
+
+    def verdict(self, table: pd.DataFrame) -> Verdict:
+        """The verdict of this claim on ``table`` (the experiment's CSV)."""
+        outcomes, cells = {}, []
+        for point, values in self.statistic(table).items():
+            label = self.label.format(point)
+            outcomes[label], text = self.test(values, point)
+            cells.append(f"{label}: {text}")
+        word, where = verdict_word(outcomes)
+        reason = self.reason(table, outcomes) if callable(self.reason) else self.reason
+        prefix = _text(self.measured, table)
+        return Verdict(
+            _text(self.claim, table),
+            word,
+            self.test.describe() + (f" {self.test_text}" if self.test_text else ""),
+            (f"{prefix}: " if prefix else "") + "; ".join(cells),
+            _text(self.paper, table),
+            where=where,
+            reason=reason,
+        )
