@@ -78,6 +78,9 @@ def delayed(function: Callable) -> Callable:
 def run_tasks(tasks: Iterable, *, n_jobs: int | None, bar, step: int = 1) -> list:
     """Run :func:`delayed` tasks, advancing ``bar`` by ``step`` as each returns.
 
+    The tasks are all made (and their configurations captured) in the
+    calling thread before the first one runs.
+
     Parameters
     ----------
     tasks : iterable of delayed calls
@@ -93,6 +96,9 @@ def run_tasks(tasks: Iterable, *, n_jobs: int | None, bar, step: int = 1) -> lis
     list
         The tasks' results, in the order of ``tasks``.
     """
+    # Make every task here: joblib pulls further tasks from a generator in
+    # its own thread, whose (thread-local) configurations are the defaults.
+    tasks = list(tasks)
     results: list[Any] = []
     for result in Parallel(n_jobs=n_jobs, return_as="generator")(tasks):
         results.append(result)

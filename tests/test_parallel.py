@@ -4,9 +4,10 @@ import pytest
 import torch
 from joblib import Parallel, parallel_config
 from sklearn.datasets import make_regression
+from tqdm import tqdm
 
 import sklearn_pt
-from sklearn_pt._parallel import delayed
+from sklearn_pt._parallel import delayed, run_tasks
 from sklearn_pt.datasets import make_phase_retrieval
 from sklearn_pt.model_selection import proportion_curve, sample_ratio_curve
 from sklearn_pt.neural_network import FirstLayerGDRegressor, PartiallyTrainableRegressor
@@ -71,3 +72,15 @@ def test_sample_ratio_curve_workers_see_torch_threads(backend):
             n_jobs=2,
         )
     assert (curve.overlaps == 101.0).all()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_run_tasks_carries_the_config_past_the_first_batch(backend):
+    # joblib makes the tasks after its first batch in a thread of its own,
+    # where the thread-local settings are the defaults.
+    bar = tqdm(disable=True)
+    with parallel_config(backend=backend), sklearn_pt.config_context(torch_threads=1):
+        seen = run_tasks(
+            (delayed(_threads_seen)() for _ in range(40)), n_jobs=2, bar=bar
+        )
+    assert seen == [101.0] * 40
