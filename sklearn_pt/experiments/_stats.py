@@ -10,6 +10,7 @@ statistics of the sweeps over P (:func:`captured_fraction`,
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Literal, NamedTuple
 
@@ -144,15 +145,18 @@ def bootstrap_interval(
     if any(sample.size == 0 for sample in data):
         raise ValueError("bootstrap_interval needs at least one value per sample.")
     value = float(statistic(*data))
-    result = stats.bootstrap(
-        data,
-        statistic,
-        n_resamples=N_RESAMPLES,
-        confidence_level=CONFIDENCE,
-        method="percentile",
-        vectorized=vectorized,
-        rng=np.random.default_rng(random_state),
-    )
+    with warnings.catch_warnings():
+        # NaN replicates (an undefined statistic) are dropped below.
+        warnings.simplefilter("ignore", stats.DegenerateDataWarning)
+        result = stats.bootstrap(
+            data,
+            statistic,
+            n_resamples=N_RESAMPLES,
+            confidence_level=CONFIDENCE,
+            method="percentile",
+            vectorized=vectorized,
+            rng=np.random.default_rng(random_state),
+        )
     replicates = np.asarray(result.bootstrap_distribution, dtype=float)
     tail = (1.0 - CONFIDENCE) / 2.0
     if not np.isfinite(replicates).any():

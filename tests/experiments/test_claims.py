@@ -1,0 +1,90 @@
+"""A claim as data: its statistic, its test, its verdict line."""
+
+import pandas as pd
+import pytest
+
+from sklearn_pt.experiments import (
+    VERDICTS,
+    Claim,
+    Estimate,
+    IntervalTest,
+    SignTest,
+    Verdict,
+    verdict_word,
+)
+from sklearn_pt.experiments._claims import (
+    CONTRADICTED,
+    MIXED,
+    NOT_AT_THIS_SIZE,
+    REPRODUCED,
+)
+from sklearn_pt.experiments._stats import HOLDS, NEITHER, OPPOSITE
+
+
+def test_verdict_word_the_four_words():
+    assert verdict_word({"a": HOLDS, "b": HOLDS}) == (REPRODUCED, "")
+    assert verdict_word({"a": HOLDS, "b": NEITHER}) == (MIXED, "holds at a")
+    assert verdict_word({"a": HOLDS, "b": OPPOSITE, "c": OPPOSITE}) == (
+        MIXED,
+        "holds at a; opposite at b, c",
+    )
+    assert verdict_word({"a": NEITHER}) == (NOT_AT_THIS_SIZE, "")
+    assert verdict_word({"a": NEITHER, "b": OPPOSITE}) == (
+        CONTRADICTED,
+        "opposite at b",
+    )
+    with pytest.raises(ValueError, match="at least one point"):
+        verdict_word({})
+    with pytest.raises(ValueError, match="Outcomes"):
+        verdict_word({"a": "maybe"})
+    assert set(VERDICTS) == {REPRODUCED, MIXED, NOT_AT_THIS_SIZE, CONTRADICTED}
+
+
+def test_verdict_line_names_word_test_and_numbers():
+    verdict = Verdict("c", MIXED, "t", "m", "p", where="holds at a", reason="r.")
+    assert (
+        verdict.line()
+        == "**Mixed**: c (holds at a). Test: t. Measured: m. Paper: p. r."
+    )
+    with pytest.raises(ValueError, match="word must be one of"):
+        Verdict("c", "reproduced qualitatively", "t", "m", "p")
+
+
+def test_sign_test_and_interval_test_describe_their_level_and_resamples():
+    assert "level 0.05" in SignTest().describe()
+    assert "level 0.2" in SignTest(0.2).describe()
+    text = IntervalTest(above=0.5, of="the mean share").describe()
+    assert "95% percentile bootstrap" in text and "2000 resamples" in text
+    assert text.endswith("of the mean share, above 0.5")
+    outcome, text = SignTest()([1.0] * 5 + [float("nan")], None)
+    assert outcome == HOLDS and "5 of 5 seeds ahead" in text
+    assert SignTest()([], None) == (NEITHER, "no seed")
+    assert IntervalTest(contains=0.0)([1.0], None) == (NEITHER, "too few seeds")
+    outcome, text = IntervalTest(below=lambda point: point)(
+        Estimate(1.0, 0.5, 1.5), 2.0
+    )
+    assert outcome == HOLDS and text == "1 [0.5, 1.5]"
+
+
+def test_claim_judges_every_point_of_its_range_from_the_table():
+    table = pd.DataFrame(
+        {
+            "d": [100] * 6 + [200] * 6,
+            "gain": [1, 2, 1, 3, 1, 2, -1, -2, -1, -3, -1, -2],
+        }
+    )
+    claim = Claim(
+        lambda t: f"a gain at every d up to {t.d.max()}",
+        lambda t: dict(iter(t.groupby("d").gain)),
+        SignTest(),
+        paper="a gain",
+        label="d={}",
+        reason=lambda t, outcomes: f"{len(outcomes)} points.",
+        measured="gain",
+    )
+    verdict = claim.verdict(table)
+    assert verdict.word == MIXED
+    assert verdict.where == "holds at d=100; opposite at d=200"
+    assert verdict.claim == "a gain at every d up to 200"
+    assert verdict.measured.startswith("gain: d=100: +1.667 (6 of 6 seeds ahead)")
+    assert verdict.reason == "2 points."
