@@ -3,7 +3,7 @@ environment.
 
 ``sklearn-pt reproduce {partial,deep,two-step,feature-learning,all}`` writes,
 for each experiment, ``<name>.png`` (the figure), ``<name>.csv`` (the raw
-numbers) and ``<name>.md`` (the measured claim) into ``--out``;
+numbers, the long table) and ``<name>.md`` (the verdicts) into ``--out``;
 ``sklearn-pt info`` prints versions, the device found and the thread counts;
 ``sklearn-pt --version`` prints the library's version.
 ``python -m sklearn_pt`` is the same command.
@@ -16,11 +16,11 @@ import os
 import platform
 import sys
 from collections.abc import Sequence
-from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 
 from . import __version__
+from ._config import config_context
 
 __all__ = ["build_parser", "environment_info", "main"]
 
@@ -175,18 +175,16 @@ def build_parser() -> argparse.ArgumentParser:
         type=_n_jobs,
         default=None,
         metavar="N",
-        help="parallel fits with joblib, which gives each worker cores/N torch "
-        f"threads (default: the available cores, at most {MAX_DEFAULT_JOBS}; 1: "
-        "in this process; -1: all cores)",
+        help="joblib workers over the fits (default: the available cores, at "
+        f"most {MAX_DEFAULT_JOBS}; 1: in this process; -1: all cores)",
     )
     reproduce.add_argument(
         "--threads",
         type=_threads,
         default=1,
         metavar="N",
-        help="torch threads of this process during the runs (default: 1, the "
-        "fastest for these small networks; use --n-jobs for parallel fits; 0: "
-        "torch's default)",
+        help="torch threads of every fit, in every worker (default: 1, the "
+        "fastest for these small networks; 0: torch's default)",
     )
     reproduce.add_argument("--quiet", action="store_true", help="no progress bars")
     reproduce.set_defaults(handler=_reproduce)
@@ -268,11 +266,17 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def _reproduce(args: argparse.Namespace) -> int:
-    from .experiments import COMMANDS, EXPERIMENTS
-    from .experiments._common import resolve_run_device
+    from ._plotting import PlotDependencyError, import_matplotlib
+    from ._torch_bridge import resolve_device
 
+    try:  # fail before the runs, not after them
+        import_matplotlib("sklearn-pt reproduce", "matplotlib.figure")
+        from .experiments import COMMANDS, EXPERIMENTS
+    except (PlotDependencyError, ImportError) as exc:
+        print(f"sklearn-pt reproduce: error: {exc}", file=sys.stderr)
+        return 1
     try:
-        device = resolve_run_device(args.device)
+        device = str(resolve_device(args.device))
     except ValueError as exc:
         print(
             f"sklearn-pt reproduce: error: --device {args.device}: {exc} On the "
@@ -280,7 +284,7 @@ def _reproduce(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    try:  # fail before the runs, not after them
+    try:
         Path(args.out).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         print(f"sklearn-pt reproduce: error: --out {args.out}: {exc}", file=sys.stderr)
@@ -289,60 +293,30 @@ def _reproduce(args: argparse.Namespace) -> int:
         names = list(EXPERIMENTS)
     else:
         names = list(COMMANDS.get(args.experiment, (args.experiment,)))
-    with _torch_threads(args.threads):
-        return _run_experiments(names, args, device)
+    with config_context(torch_threads=args.threads or None):
+        return _run_experiments([EXPERIMENTS[name] for name in names], args, device)
 
 
-@contextmanager
-def _torch_threads(n_threads: int):
-    """Set torch's intra-op threads for the runs (0: leave them), then restore.
-
-    The experiments fit many small networks, whose operations are too small
-    to gain from intra-op threads: on two busy cores, one fit of the partial
-    experiment took 0.33 s with one thread and 3.35 s with two.
-    """
-    import torch
-
-    previous = torch.get_num_threads()
-    if n_threads:
-        torch.set_num_threads(n_threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
-
-
-def _run_experiments(names, args, device) -> int:
-    from functools import partial
-
-    from .experiments import EXPERIMENTS, Experiment, PlotDependencyError, run
+def _run_experiments(experiments, args, device) -> int:
+    from .experiments import run
 
     total = 0.0
-    for name in names:
-        try:
-            experiment = EXPERIMENTS[name]
-            runner = (
-                partial(run, experiment)
-                if isinstance(experiment, Experiment)
-                else experiment
-            )
-            result = runner(
-                scale=args.scale,
-                device=device,
-                seeds=args.seeds,
-                n_jobs=default_n_jobs() if args.n_jobs is None else args.n_jobs,
-                progress=not args.quiet,
-            )
-        except PlotDependencyError as exc:
-            print(f"sklearn-pt reproduce: error: {exc}", file=sys.stderr)
-            return 1
+    for experiment in experiments:
+        result = run(
+            experiment,
+            scale=args.scale,
+            device=device,
+            seeds=args.seeds,
+            n_jobs=default_n_jobs() if args.n_jobs is None else args.n_jobs,
+            progress=not args.quiet,
+        )
         files = result.write(args.out)
         total += result.seconds
         written = ", ".join(str(path) for path in files.values())
-        print(f"{name}: {result.seconds:.1f} s; wrote {written}")
-        for line in result.verdict_lines() or (result.summary,):
+        print(f"{result.name}: {result.seconds:.1f} s; wrote {written}")
+        for line in result.verdict_lines():
             print(f"  {line}", flush=True)
-    if len(names) > 1:
+    if len(experiments) > 1:
         print(f"all: {total:.1f} s")
     return 0
 

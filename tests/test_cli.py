@@ -17,8 +17,9 @@ import pytest
 import torch
 
 import sklearn_pt
+import sklearn_pt.experiments
 from sklearn_pt._cli import MAX_DEFAULT_JOBS, main
-from sklearn_pt.experiments import EXPERIMENTS, run_partial
+from sklearn_pt.experiments import EXPERIMENTS, Experiment, run
 
 PARTIAL_COLUMNS = [
     "selection",
@@ -176,7 +177,7 @@ def test_cli_scales_are_the_experiments_scales():
     # _cli keeps its own copy so that parsing does not import torch
     from sklearn_pt import _cli
     from sklearn_pt.experiments import SCALES
-    from sklearn_pt.experiments._common import TEST_SCALE
+    from sklearn_pt.experiments._runner import TEST_SCALE
 
     assert _cli._VISIBLE_SCALES == SCALES
     assert _cli._TEST_SCALE == TEST_SCALE
@@ -191,23 +192,38 @@ def test_unwritable_out_fails_before_running(tmp_path, capsys):
     assert "--out" in captured.err and captured.out == ""
 
 
+def _record_threads(config, seed):
+    return [{"torch_threads": torch.get_num_threads()}]
+
+
+THREADS = Experiment(
+    "deep",
+    "Threads seen by a fit",
+    "-",
+    {"tiny": {"seeds": 2, "grid": [{}]}},
+    _record_threads,
+    claims=[],
+)
+
+
 @pytest.mark.parametrize("threads, expected", [("1", 1), ("0", None)])
-def test_threads_apply_to_the_runs_and_are_restored(
-    threads, expected, tmp_path, monkeypatch
+@pytest.mark.parametrize("n_jobs", ["1", "2"])
+def test_threads_apply_to_every_fit_and_are_restored(
+    threads, expected, n_jobs, tmp_path, monkeypatch
 ):
-    seen = []
-
-    def recording_run(**kwargs):
-        seen.append(torch.get_num_threads())
-        return run_partial(**kwargs)
-
-    monkeypatch.setitem(EXPERIMENTS, "partial", recording_run)
+    monkeypatch.setitem(EXPERIMENTS, "deep", THREADS)
     original = torch.get_num_threads()
     torch.set_num_threads(2)  # differs from --threads 1; restored below
     try:
-        args = ["reproduce", "partial", "--scale", "tiny", "--quiet", "--out"]
-        assert main([*args, str(tmp_path), "--threads", threads]) == 0
-        assert seen == [2 if expected is None else expected]
+        args = ["reproduce", "deep", "--scale", "tiny", "--quiet", "--out"]
+        args += [str(tmp_path), "--threads", threads, "--n-jobs", n_jobs]
+        assert main(args) == 0
+        header, rows = read_csv(tmp_path / "deep.csv")
+        seen = {int(row[header.index("torch_threads")]) for row in rows}
+        if expected is None:  # torch's own setting: 2 here, a worker's own there
+            assert n_jobs == "2" or seen == {2}
+        else:
+            assert seen == {expected}
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(original)
@@ -219,15 +235,16 @@ def test_n_jobs_defaults_to_the_available_cores_capped(
 ):
     seen = []
 
-    def recording_run(**kwargs):
+    def recording_run(experiment, **kwargs):
         seen.append(kwargs["n_jobs"])
-        return run_partial(**{**kwargs, "n_jobs": 1})
+        return run(experiment, **{**kwargs, "n_jobs": 1})
 
-    monkeypatch.setitem(EXPERIMENTS, "partial", recording_run)
+    monkeypatch.setitem(EXPERIMENTS, "deep", THREADS)
+    monkeypatch.setattr(sklearn_pt.experiments, "run", recording_run)
     monkeypatch.setattr(
         os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False
     )
-    args = ["reproduce", "partial", "--scale", "tiny", "--quiet", "--out"]
+    args = ["reproduce", "deep", "--scale", "tiny", "--quiet", "--out"]
     assert main([*args, str(tmp_path)]) == 0
     assert main([*args, str(tmp_path), "--n-jobs", "3"]) == 0
     assert seen == [expected, 3]
