@@ -13,7 +13,7 @@ a matplotlib figure and a summary of the measured claim) that
   fitted mismatch ratio and its decay in m (``sklearn-pt reproduce partial``
   runs both);
 - :func:`run_deep` -- the same for several depths;
-- :func:`run_two_step` -- outliers added by the second gradient step vs
+- :data:`TWO_STEP` -- outliers added by the second gradient step vs
   :func:`~sklearn_pt.theory.spike_count` and a finite-N prediction, He_3
   alignment for reused vs fresh batches under an activation that can carry
   it, two steps against one (Moniri, Hassani, 2026);
@@ -72,13 +72,13 @@ from ._stats import (
     sign_test_p_value,
     small_proportions,
 )
-from ._two_step import run_two_step
+from ._two_step import TWO_STEP
 
 EXPERIMENTS = {
     "partial": run_partial,
     "partial-approximation": run_approximation,
     "deep": DEEP,
-    "two-step": run_two_step,
+    "two-step": TWO_STEP,
     "feature-learning": run_feature_learning,
 }
 """The experiments by command-line name (also the name of their files), in
@@ -96,6 +96,7 @@ __all__ = [
     "N_RESAMPLES",
     "SCALES",
     "SIGN_LEVEL",
+    "TWO_STEP",
     "VERDICTS",
     "Claim",
     "Estimate",
@@ -115,7 +116,6 @@ __all__ = [
     "run_approximation",
     "run_feature_learning",
     "run_partial",
-    "run_two_step",
     "seed_curves",
     "sign_test",
     "sign_test_p_value",

@@ -16,6 +16,7 @@ from sklearn_pt.experiments import (
     DEEP,
     EXPERIMENTS,
     SCALES,
+    TWO_STEP,
     ExperimentResult,
     run_feature_learning,
     run_partial,
@@ -35,7 +36,6 @@ from sklearn_pt.experiments._partial import (
     paired_wins,
     proportion_capturing,
 )
-from sklearn_pt.experiments._two_step import TWO_STEP_PRESETS
 from sklearn_pt.experiments._verdicts import VERDICTS as RULE_WORDS
 
 
@@ -49,7 +49,7 @@ def test_every_experiment_has_every_public_scale():
         PARTIAL_PRESETS,
         APPROXIMATION_PRESETS,
         DEEP.presets,
-        TWO_STEP_PRESETS,
+        TWO_STEP.presets,
         FEATURE_LEARNING_PRESETS,
     ):
         assert set(SCALES) <= set(presets)
