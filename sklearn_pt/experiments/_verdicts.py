@@ -93,7 +93,7 @@ def sign_test_p_value(differences: Sequence[float] | np.ndarray) -> float:
 
     Examples
     --------
-    >>> from sklearn_pt.experiments import sign_test_p_value
+    >>> from sklearn_pt.experiments._verdicts import sign_test_p_value
     >>> sign_test_p_value([0.1, 0.2, 0.3, 0.1, 0.2, 0.4])  # 6 of 6: 1/64
     0.015625
     """
@@ -114,7 +114,7 @@ def sign_test_out_of_reach(n_seeds: int, level: float = LEVEL) -> str:
 
     Examples
     --------
-    >>> from sklearn_pt.experiments import sign_test_out_of_reach
+    >>> from sklearn_pt.experiments._verdicts import sign_test_out_of_reach
     >>> print(sign_test_out_of_reach(2))
     With 2 seeds no one-sided sign test reaches 0.05 (its smallest p-value is 1/4).
     >>> sign_test_out_of_reach(6)
@@ -150,7 +150,7 @@ def sign_test(
 
     Examples
     --------
-    >>> from sklearn_pt.experiments import sign_test
+    >>> from sklearn_pt.experiments._verdicts import sign_test
     >>> sign_test([1, 2, 3, 4, 5, 6]), sign_test([-1] * 6), sign_test([1, -1] * 3)
     ('holds', 'opposite', 'neither')
     """
@@ -194,7 +194,7 @@ def interval_test(
 
     Examples
     --------
-    >>> from sklearn_pt.experiments import interval_test
+    >>> from sklearn_pt.experiments._verdicts import interval_test
     >>> interval_test((1.5, 2.1), predicted=1.75)
     'holds'
     >>> interval_test((2.2, 2.6), predicted=1.75)
@@ -249,7 +249,7 @@ def bootstrap_interval(
 
     Examples
     --------
-    >>> from sklearn_pt.experiments import bootstrap_interval
+    >>> from sklearn_pt.experiments._verdicts import bootstrap_interval
     >>> low, high = bootstrap_interval([1.0, 1.2, 0.9, 1.1, 1.0, 1.05])
     >>> bool(0.9 < low < 1.04 < high < 1.2)
     True
@@ -288,7 +288,7 @@ def judge(outcomes: Mapping[str, Outcome]) -> tuple[str, str]:
 
     Examples
     --------
-    >>> from sklearn_pt.experiments import judge
+    >>> from sklearn_pt.experiments._verdicts import judge
     >>> judge({"P=0.02": "holds", "P=0.05": "holds"})
     ('reproduced', '')
     >>> judge({"P=0.02": "opposite", "P=0.05": "neither", "P=0.1": "holds"})
@@ -344,7 +344,7 @@ class Verdict:
 
     Examples
     --------
-    >>> from sklearn_pt.experiments import Verdict
+    >>> from sklearn_pt.experiments._verdicts import Verdict
     >>> verdict = Verdict("E(P) falls", "reproduced", "sign test, level 0.05",
     ...                   "6 of 6 seeds", "it falls")
     >>> print(verdict.line())  # doctest: +NORMALIZE_WHITESPACE

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sklearn_pt.experiments import EXPERIMENTS, judge
+from sklearn_pt.experiments import EXPERIMENTS, Experiment, judge
 
 DATA = Path(__file__).parent / "data"
 
@@ -22,7 +22,12 @@ def _verdict_lines(markdown: str) -> list[str]:
     return [line.removeprefix("- ") for line in section.splitlines()]
 
 
-@pytest.mark.parametrize("name", list(EXPERIMENTS))
+# The experiments ported to the declarative runner (issue 39: partial,
+# partial-approximation and feature-learning still judge in their own code).
+PORTED = [name for name, exp in EXPERIMENTS.items() if isinstance(exp, Experiment)]
+
+
+@pytest.mark.parametrize("name", PORTED)
 def test_rejudging_the_small_csv_gives_the_written_verdict_lines(name):
     written = _verdict_lines((DATA / f"{name}.md").read_text())
     assert written, f"no verdict lines in data/{name}.md"
