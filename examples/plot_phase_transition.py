@@ -62,11 +62,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from sklearn_pt.experiments import (
-    Verdict,
-    sign_test,
-    sign_test_out_of_reach,
-)
+from sklearn_pt.experiments import SignTest, Verdict, sign_test, verdict_word
 from sklearn_pt.model_selection import PhaseTransitionDisplay, proportion_curve
 from sklearn_pt.neural_network import PartiallyTrainableRegressor
 
@@ -182,10 +178,13 @@ for selection in ("leverage", "random"):
 # (one-sided, level 0.05); with 6 seeds only 6 of 6 passes, with 2 none can.
 small = [i for i, p in enumerate(proportions) if 0 < p <= 0.1]
 difference = fractions["leverage", 10.0] - fractions["leverage", 1.0]
-verdict = Verdict.from_outcomes(
+outcomes = {f"P={proportions[i]:g}": sign_test(difference[i]) for i in small}
+word, where = verdict_word(outcomes)
+reason = "" if len(seeds) >= 5 else "Fewer than 5 seeds cannot pass the test."
+verdict = Verdict(
     "the transition is sharper for init_scale 10 at every P <= 0.1",
-    {f"P={proportions[i]:g}": sign_test(difference[i]) for i in small},
-    test="paired sign test over seeds, one-sided, level 0.05",
+    word,
+    test=SignTest().describe(),
     measured=", ".join(
         f"P={proportions[i]:g}: {fractions['leverage', 10.0][i].mean():.3f} vs "
         f"{fractions['leverage', 1.0][i].mean():.3f} "
@@ -193,7 +192,8 @@ verdict = Verdict.from_outcomes(
         for i in small
     ),
     paper="the bound captures more at small P for the larger init scale",
-    reason=sign_test_out_of_reach(len(seeds)),
+    where=where,
+    reason=reason,
 )
 print(verdict.line())
 ax_fraction.axhline(0.9, color="0.4", lw=0.8, ls="--")
