@@ -18,17 +18,15 @@ import torch
 
 import sklearn_pt
 from sklearn_pt._cli import MAX_DEFAULT_JOBS, main
-from sklearn_pt.experiments import EXPERIMENTS, run_partial
+from sklearn_pt.experiments import EXPERIMENTS, PARTIAL, run
 
 PARTIAL_COLUMNS = [
+    "seed",
     "selection",
     "init_scale",
     "trainable_proportion",
-    "seed",
     "train_mse",
     "test_mse",
-    "captured_fraction",
-    "theory_fraction",
     "n_features",
 ]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -63,8 +61,8 @@ def test_reproduce_partial_writes_figure_table_and_summary(tmp_path, capsys):
     assert header == PARTIAL_COLUMNS
     # tiny: 2 selections x 2 init scales x 4 proportions x 2 paired seeds
     assert len(rows) == 32
-    assert {row[0] for row in rows} == {"leverage", "random"}
-    assert {float(row[1]) for row in rows} == {1.0, 10.0}
+    assert {row[1] for row in rows} == {"leverage", "random"}
+    assert {float(row[2]) for row in rows} == {1.0, 10.0}
     assert all(float(value) >= 0 for row in rows for value in row[4:6])
     summary = (tmp_path / "partial.md").read_text()
     assert summary.split("\n")[2] == "## Verdict"
@@ -76,8 +74,8 @@ def test_reproduce_partial_writes_figure_table_and_summary(tmp_path, capsys):
     assert "partial:" in captured.out and "partial-approximation:" in captured.out
     # the verdicts, on stdout
     assert "the transition is sharper for the larger init scale" in captured.out
-    # the progress bar, on by default, on stderr
-    assert "32/32" in captured.err
+    # the progress bar, on by default, on stderr: one task per paired seed
+    assert re.search(r"partial: .*\b2/2\b", captured.err)
 
 
 def test_quiet_prints_no_progress_bar(tmp_path, capsys):
@@ -199,7 +197,7 @@ def test_threads_apply_to_the_runs_and_are_restored(
 
     def recording_run(**kwargs):
         seen.append(torch.get_num_threads())
-        return run_partial(**kwargs)
+        return run(PARTIAL, **kwargs)
 
     monkeypatch.setitem(EXPERIMENTS, "partial", recording_run)
     original = torch.get_num_threads()
@@ -221,7 +219,7 @@ def test_n_jobs_defaults_to_the_available_cores_capped(
 
     def recording_run(**kwargs):
         seen.append(kwargs["n_jobs"])
-        return run_partial(**{**kwargs, "n_jobs": 1})
+        return run(PARTIAL, **{**kwargs, "n_jobs": 1})
 
     monkeypatch.setitem(EXPERIMENTS, "partial", recording_run)
     monkeypatch.setattr(

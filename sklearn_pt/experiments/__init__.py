@@ -55,7 +55,7 @@ from ._claims import (
 from ._common import SCALES, ExperimentResult, PlotDependencyError
 from ._deep import DEEP
 from ._feature_learning import run_feature_learning
-from ._partial import run_partial
+from ._partial import PARTIAL
 from ._runner import Experiment, judge, run
 from ._stats import (
     CONFIDENCE,
@@ -75,7 +75,7 @@ from ._stats import (
 from ._two_step import run_two_step
 
 EXPERIMENTS = {
-    "partial": run_partial,
+    "partial": PARTIAL,
     "partial-approximation": run_approximation,
     "deep": DEEP,
     "two-step": run_two_step,
@@ -94,6 +94,7 @@ __all__ = [
     "DEEP",
     "EXPERIMENTS",
     "N_RESAMPLES",
+    "PARTIAL",
     "SCALES",
     "SIGN_LEVEL",
     "VERDICTS",
@@ -114,7 +115,6 @@ __all__ = [
     "run",
     "run_approximation",
     "run_feature_learning",
-    "run_partial",
     "run_two_step",
     "seed_curves",
     "sign_test",
