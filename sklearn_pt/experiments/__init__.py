@@ -55,7 +55,7 @@ from ._claims import (
 from ._common import SCALES, ExperimentResult, PlotDependencyError
 from ._deep import DEEP
 from ._feature_learning import run_feature_learning
-from ._partial import run_partial
+from ._partial import PARTIAL
 from ._runner import Experiment, judge, run
 from ._stats import (
     CONFIDENCE,
@@ -75,7 +75,7 @@ from ._stats import (
 from ._two_step import TWO_STEP
 
 EXPERIMENTS = {
-    "partial": run_partial,
+    "partial": PARTIAL,
     "partial-approximation": run_approximation,
     "deep": DEEP,
     "two-step": TWO_STEP,
@@ -94,6 +94,7 @@ __all__ = [
     "DEEP",
     "EXPERIMENTS",
     "N_RESAMPLES",
+    "PARTIAL",
     "SCALES",
     "SIGN_LEVEL",
     "TWO_STEP",
@@ -115,7 +116,6 @@ __all__ = [
     "run",
     "run_approximation",
     "run_feature_learning",
-    "run_partial",
     "seed_curves",
     "sign_test",
     "sign_test_p_value",

@@ -44,7 +44,7 @@ from ._common import (
     resolve_seeds,
     select_preset,
 )
-from ._partial import _small
+from ._stats import small_proportions
 from ._verdicts import (
     BOOTSTRAP_OVER_SEEDS,
     HOLDS,
@@ -773,6 +773,13 @@ def _beats_random_features(g: _Grid, tau: float) -> Verdict:
         paper=f"kappa_1 = 1 < kappa_0* = {biased_relu_kappa0(g.d, tau):.3g}, so "
         "the bound falls at every P",
     )
+
+
+def _small(proportions, largest: float) -> list[int]:
+    """Indices of :func:`small_proportions` in the grid (was
+    ``_partial._small``)."""
+    grid = [float(p) for p in proportions]
+    return [grid.index(p) for p in small_proportions(grid, largest)]
 
 
 def _fast_then_saturates(g: _Grid, tau: float) -> Verdict:

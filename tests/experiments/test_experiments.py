@@ -15,38 +15,35 @@ import pytest
 from sklearn_pt.experiments import (
     DEEP,
     EXPERIMENTS,
+    PARTIAL,
     SCALES,
     TWO_STEP,
+    VERDICTS,
     ExperimentResult,
+    captured_fraction,
+    run,
     run_feature_learning,
-    run_partial,
 )
+from sklearn_pt.experiments import _partial as partial
+from sklearn_pt.experiments import crossing as first_crossing
 from sklearn_pt.experiments._approximation import APPROXIMATION_PRESETS
-from sklearn_pt.experiments._common import resolve_seeds, select_preset
+from sklearn_pt.experiments._common import resolve_seeds
 from sklearn_pt.experiments._feature_learning import (
     FEATURE_LEARNING_PRESETS,
     crossing,
     extrapolate_crossing,
     spectral_criterion_crossing,
 )
-from sklearn_pt.experiments._partial import (
-    PARTIAL_PRESETS,
-    captured_fraction,
-    log_midpoint,
-    paired_wins,
-    proportion_capturing,
-)
-from sklearn_pt.experiments._verdicts import VERDICTS as RULE_WORDS
 
 
 @pytest.fixture(scope="module")
 def partial_tiny():
-    return run_partial(scale="tiny", progress=False)
+    return run(PARTIAL, scale="tiny", progress=False)
 
 
 def test_every_experiment_has_every_public_scale():
     for presets in (
-        PARTIAL_PRESETS,
+        PARTIAL.presets,
         APPROXIMATION_PRESETS,
         DEEP.presets,
         TWO_STEP.presets,
@@ -69,26 +66,33 @@ def test_deep_paper_scale_goes_from_depth_2_to_15():
 
 def test_select_preset_and_resolve_seeds_name_the_fix():
     with pytest.raises(ValueError, match=r"scale must be one of 'small'.*got 'big'"):
-        select_preset(PARTIAL_PRESETS, "big")
+        PARTIAL.preset("big")
     with pytest.raises(ValueError, match="seeds must be a positive int"):
         resolve_seeds(0, 3)
     assert resolve_seeds(None, 2) == (0, 1)
 
 
-def test_captured_fraction_and_proportion_capturing_against_a_loop():
+def test_captured_fraction_and_p90_against_a_loop():
+    """P90 (the first P capturing 90% of the drop, log-interpolated from the
+    grid point before) lies between the grid points a loop finds."""
     rng = np.random.default_rng(0)
     proportions = np.array([0.0, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0])
     for _ in range(20):
         errors = np.sort(rng.uniform(0.1, 1.0, size=proportions.size))[::-1]
         errors = errors + rng.uniform(0, 0.05, size=errors.size)  # not monotone
         drop = errors[0] - errors[-1]
-        expected = np.nan
-        for p, e in zip(proportions, errors, strict=True):
+        reached = None
+        for i, e in enumerate(errors):
             if drop > 0 and (errors[0] - e) >= 0.9 * drop:
-                expected = p
+                reached = i
                 break
-        got = proportion_capturing(proportions, errors)
-        assert (math.isnan(got) and math.isnan(expected)) or got == expected
+        got = first_crossing(proportions, captured_fraction(errors), 0.9)
+        if reached is None:
+            assert math.isnan(got)
+        elif reached == 0 or proportions[reached - 1] == 0:
+            assert got == proportions[reached]
+        else:
+            assert proportions[reached - 1] < got <= proportions[reached]
     assert np.isnan(captured_fraction([0.1, 0.2, 0.3])).all()
 
 
@@ -109,58 +113,34 @@ def test_result_writes_csv_with_missing_numbers_marked(tmp_path):
         assert list(csv.reader(handle)) == [["a", "b"], ["1", ""], ["2", "nan"]]
 
 
-def _grid(rows, column, proportions, seeds):
-    """``column`` of ``rows`` as an array of shape (n_proportions, n_seeds)."""
-    value = {(r["trainable_proportion"], r["seed"]): r[column] for r in rows}
-    return np.array([[value[p, s] for s in seeds] for p in proportions])
-
-
-def test_partial_metrics_agree_with_the_table(partial_tiny):
-    result = partial_tiny
-    rows = [dict(zip(result.columns, row, strict=True)) for row in result.rows]
-    assert {r["selection"] for r in rows} == {"leverage", "random"}
-    fractions = {}
-    for selection in ("leverage", "random"):
-        for tau in (1.0, 10.0):
-            mine = [
-                r
-                for r in rows
-                if r["selection"] == selection and r["init_scale"] == tau
-            ]
-            proportions = sorted({r["trainable_proportion"] for r in mine})
-            seeds = sorted({r["seed"] for r in mine})
-            train = _grid(mine, "train_mse", proportions, seeds)
-            # captured fraction per seed, recomputed by hand
-            drop = train[0] - train[-1]
-            expected = (train[0] - train) / np.where(drop > 0, drop, np.nan)
-            got = _grid(mine, "captured_fraction", proportions, seeds)
-            np.testing.assert_allclose(got, expected, rtol=1e-12)
-            fractions[selection, tau] = got
-            p90 = proportion_capturing(proportions, train.mean(axis=1))
-            measured = result.metrics[f"p90_{selection}_tau{tau:g}"]
-            assert (math.isnan(p90) and math.isnan(measured)) or p90 == measured
-        wins = (fractions[selection, 10.0] > fractions[selection, 1.0]).sum(axis=1)
-        assert result.metrics[f"paired_wins_{selection}_P0.1"] == wins[1]
+def test_partial_shares_and_theory_agree_with_the_table(partial_tiny):
+    table = partial_tiny.table
+    assert set(table.selection) == {"leverage", "random"}
+    assert set(table.init_scale) == {1.0, 10.0}
+    captured = partial._captured(table)
+    for (selection, tau), group in table.groupby(["selection", "init_scale"]):
+        train = group.pivot(
+            index="trainable_proportion", columns="seed", values="train_mse"
+        ).to_numpy()
+        # captured share per seed, recomputed by hand
+        drop = train[0] - train[-1]
+        expected = (train[0] - train) / np.where(drop > 0, drop, np.nan)
+        got = captured[selection, tau].to_numpy()
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
     # theory: kappa_P^alpha = 0.1 kappa0^alpha + 0.9 kappa1^alpha, solved by hand
     d, tau = 5, 10.0
     alpha, kappa0 = (d + 2) / (d - 1), 4 * math.sqrt(2) * tau * (d + 1) / d
     kappa = (0.1 * kappa0**alpha + 0.9) ** (1 / alpha)
-    expected = (1 / kappa - 1 / kappa0) / (1 - 1 / kappa0)
-    assert result.metrics["p90_theory_tau10"] == pytest.approx(expected, rel=1e-12)
-    # the bound's captured fraction: (kappa0^a - kappa_P^a) / (kappa0^a - 1)
-    for r in rows:
-        if r["init_scale"] == tau:
-            p = r["trainable_proportion"]
-            kappa_p = 1 / (p + (1 - p) / kappa0)
-            by_hand = (kappa0**alpha - kappa_p**alpha) / (kappa0**alpha - 1)
-            assert r["theory_fraction"] == pytest.approx(by_hand, rel=1e-12, abs=1e-15)
+    p90 = (1 / kappa - 1 / kappa0) / (1 - 1 / kappa0)
+    paper = partial_tiny.verdicts[3].paper
+    assert f"{p90:.3g} (init_scale 10, kappa_0* {kappa0:.3g})" in paper
 
 
 def test_partial_summary_opens_with_a_verdict_per_claim(partial_tiny):
     verdicts = partial_tiny.verdicts
     assert len(verdicts) == 4  # fast fall per init scale, sharper, P90
     for verdict in verdicts:
-        assert verdict.word in RULE_WORDS
+        assert verdict.word in VERDICTS
         assert verdict.test and re.search(r"\d", verdict.measured)
     page = partial_tiny.markdown()
     assert page.index("## Verdict") < page.index("## Measured")
@@ -176,18 +156,6 @@ def test_partial_figure_has_labelled_axes_and_legends(partial_tiny):
     labels = partial_tiny.figure.axes[0].get_legend_handles_labels()[1]
     assert any("(train)" in label for label in labels)
     assert any("(test)" in label for label in labels)
-
-
-def test_log_midpoint_and_paired_wins():
-    # half the log drop between P=0.01 (fraction 0.3) and P=0.1 (fraction 0.7)
-    errors = np.exp(-np.log(100) * np.array([0.0, 0.3, 0.7, 1.0]))
-    midpoint = log_midpoint([0.0, 0.01, 0.1, 1.0], errors)
-    assert midpoint == pytest.approx(10 ** (-2 + 0.5), rel=1e-12)
-    assert log_midpoint([0.0, 0.1, 1.0], [1.0, 0.01, 0.001]) == 0.1  # upper bound
-    assert math.isnan(log_midpoint([0.0, 1.0], [1.0, 2.0]))
-    a = np.array([[0.9, 0.8, 0.7], [0.1, 0.2, 0.3]])
-    b = np.array([[0.8, 0.9, 0.6], [0.1, 0.1, 0.4]])
-    assert paired_wins(a, b).tolist() == [2, 1]
 
 
 def test_feature_learning_successes_and_crossings_agree_with_the_table():
