@@ -18,7 +18,13 @@ from ..model_selection import PhaseTransitionDisplay, proportion_curve
 from ..neural_network import PartiallyTrainableRegressor
 from ._claims import Claim, IntervalTest
 from ._runner import Experiment
-from ._stats import captured_fraction, crossing, seed_curves, small_proportions
+from ._stats import (
+    captured_fraction,
+    crossing,
+    geometric_mean,
+    seed_curves,
+    small_proportions,
+)
 
 __all__ = ["DEEP"]
 
@@ -133,11 +139,6 @@ def _claims(table) -> list[Claim]:
     return claims if table.depth.nunique() > 1 else claims[:1]
 
 
-def _geometric_mean(values) -> float:
-    logs = np.log(values[np.isfinite(values)])
-    return float(np.exp(logs.mean())) if logs.size else np.nan
-
-
 def _errors_panel(ax, table) -> None:
     for depth, group in table.groupby("depth"):
         train, test = (
@@ -160,7 +161,7 @@ def _captured_panel(ax, table) -> None:
             captured.index,
             captured.mean(axis=1),
             "o-",
-            label=f"depth {depth}: P90 {_geometric_mean(_p90(captured)):.3g}",
+            label=f"depth {depth}: P90 {geometric_mean(_p90(captured)):.3g}",
         )
     ax.axhline(FRACTION, color="0.4", lw=0.8, ls="--")
     ax.set_xscale("symlog", linthresh=0.01)
@@ -177,7 +178,7 @@ def _captured_panel(ax, table) -> None:
 def _describe(table) -> str:
     means = table.groupby(["depth", "trainable_proportion"]).train_mse.mean()
     lines = [
-        f"- depth {depth}: P90 {_geometric_mean(_p90(captured)):.3g} (geometric "
+        f"- depth {depth}: P90 {geometric_mean(_p90(captured)):.3g} (geometric "
         f"mean over seeds), training MSE {means[depth].iloc[0]:.3g} at P=0, "
         f"{means[depth].iloc[-1]:.3g} at P=1"
         for depth, captured in _captured(table).items()

@@ -34,10 +34,10 @@ from ._claims import Claim, IntervalTest, SignTest
 from ._runner import Experiment
 from ._stats import (
     HOLDS,
-    Estimate,
-    bootstrap_interval,
     captured_fraction,
     crossing,
+    geometric_estimate,
+    geometric_mean,
     seed_curves,
     small_proportions,
 )
@@ -192,23 +192,6 @@ def log_midpoints(errors) -> np.ndarray:
     return _crossings(np.log(errors).apply(captured_fraction), 0.5)
 
 
-def _finite_logs(values) -> np.ndarray:
-    logs = np.log(np.asarray(values, dtype=float))
-    return logs[np.isfinite(logs)]
-
-
-def _geometric_mean(values) -> float:
-    logs = _finite_logs(values)
-    return float(np.exp(logs.mean())) if logs.size else np.nan
-
-
-def _geometric_estimate(values):
-    """The geometric mean of the finite values and its bootstrap interval
-    (that of the mean log, exponentiated); the logs when too few."""
-    logs = _finite_logs(values)
-    return Estimate(*np.exp(bootstrap_interval(logs))) if logs.size > 1 else logs
-
-
 def _bound_midpoint(d: int, tau: float) -> float:
     grid = np.linspace(0, 1, 2001)
     shape = bound_shape(grid, biased_relu_kappa0(d, tau), alpha=biased_relu_alpha(d))
@@ -287,7 +270,7 @@ def _claims(table) -> list[Claim]:
         f"the P capturing {FRACTION:.0%} of the drop is the bound's "
         "proportion_for_reduction",
         lambda t: {
-            tau: _geometric_estimate(_crossings(curve, FRACTION))
+            tau: geometric_estimate(_crossings(curve, FRACTION))
             for (selection, tau), curve in _captured(t).items()
             if selection == THEORY_SELECTION
         },
@@ -372,7 +355,7 @@ def _describe(table) -> str:
         lines.append(
             f"- {selection}, init_scale {tau:g}: training MSE {mean.iloc[0]:.3g} at "
             f"P=0, {mean.iloc[-1]:.3g} at P=1; log-midpoint P "
-            f"{_geometric_mean(midpoints):.3g}, P90 {_geometric_mean(p90):.3g} "
+            f"{geometric_mean(midpoints):.3g}, P90 {geometric_mean(p90):.3g} "
             "(geometric means over seeds)"
         )
     tau = table.init_scale.max()

@@ -115,3 +115,13 @@ def test_seed_curves_pivots_a_long_table_per_group():
     assert list(curves) == [2, 4]
     assert curves[2].to_numpy().tolist() == [[1.0, 0.9], [0.2, 0.1]]
     assert list(seed_curves(table[table.depth == 4], "mse", along="P")) == [None]
+
+
+def test_geometric_mean_and_estimate_skip_non_finite_and_non_positive():
+    from sklearn_pt.experiments import geometric_estimate, geometric_mean
+
+    assert geometric_mean([2.0, 8.0, np.nan, 0.0]) == pytest.approx(4.0)
+    assert np.isnan(geometric_mean([np.nan, -1.0]))
+    estimate = geometric_estimate([1.0, 2.0, 4.0, 8.0, 16.0])
+    assert estimate.low < estimate.value == pytest.approx(4.0) < estimate.high
+    assert len(geometric_estimate([3.0, np.nan])) == 1  # too few: the logs
