@@ -241,7 +241,8 @@ def fit_exponent(
 
 
 def _finite_logs(values) -> np.ndarray:
-    logs = np.log(np.asarray(values, dtype=float).ravel())
+    with np.errstate(divide="ignore", invalid="ignore"):  # <= 0 is dropped
+        logs = np.log(np.asarray(values, dtype=float).ravel())
     return logs[np.isfinite(logs)]
 
 

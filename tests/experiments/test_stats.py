@@ -123,5 +123,6 @@ def test_geometric_mean_and_estimate_skip_non_finite_and_non_positive():
     assert geometric_mean([2.0, 8.0, np.nan, 0.0]) == pytest.approx(4.0)
     assert np.isnan(geometric_mean([np.nan, -1.0]))
     estimate = geometric_estimate([1.0, 2.0, 4.0, 8.0, 16.0])
-    assert estimate.low < estimate.value == pytest.approx(4.0) < estimate.high
+    assert estimate.value == pytest.approx(4.0)
+    assert estimate.low < estimate.value < estimate.high
     assert len(geometric_estimate([3.0, np.nan])) == 1  # too few: the logs
