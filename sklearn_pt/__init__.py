@@ -17,7 +17,7 @@ feature_extraction
     Learned features as transformers (two steps of GD).
 decomposition
     The spectral estimator of phase retrieval and multi-index models (a
-    transformer estimating directions; ``linear_model`` until 0.1).
+    transformer estimating directions).
 spectral
     Weight and Hessian spectra.
 metrics
@@ -31,9 +31,8 @@ experiments
 Settings
 --------
 :func:`config_context`, :func:`set_config` and :func:`get_config` (as in
-scikit-learn) hold ``torch_threads``: run the library's fits with, e.g., one
-torch thread on a busy or small machine, where torch's default of one thread
-per core is 10 to 100 times slower for these small networks.
+scikit-learn) hold ``torch_threads``, the torch threads of the library's
+fits: one on a busy or small machine (:ref:`defaults_threads`).
 """
 
 from ._config import config_context, get_config, set_config

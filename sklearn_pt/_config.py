@@ -67,7 +67,8 @@ def set_config(torch_threads=None) -> None:
         The number of torch intra-op threads the library's estimators fit,
         predict and transform with; torch's own setting is restored after
         each call, so nothing outside the library changes. None leaves
-        torch's setting alone (the default).
+        torch's setting alone (the default); 1 suits a busy or small machine
+        (:ref:`defaults_threads`).
 
     See Also
     --------
@@ -94,7 +95,8 @@ def config_context(*, torch_threads=None):
         Inside the block, the library's ``fit``, ``predict`` and
         ``transform`` run with this many torch intra-op threads; torch's own
         setting is restored when each call returns (or raises). None keeps
-        the current setting.
+        the current setting. Set it to 1 on a busy or small machine
+        (:ref:`defaults_threads`).
 
     Yields
     ------
@@ -102,14 +104,9 @@ def config_context(*, torch_threads=None):
 
     Notes
     -----
-    *Why one thread.* The networks of the papers are small: their matrix
-    products are too short to gain from intra-op parallelism, and on a busy
-    or small machine (two cores shared with other processes, a CI runner)
-    torch's default of one thread per core makes a fit 10 to 100 times
-    slower than one thread, from contention. ``torch_threads=1`` is then the
-    fastest; for parallel fits use several processes (e.g. ``n_jobs`` of
-    scikit-learn's model selection, whose joblib workers each get their own
-    settings).
+    ``torch_threads=1`` is the usual choice for the library's small
+    networks, with processes (``n_jobs``) for parallel fits; see
+    :ref:`defaults_threads` for why.
 
     *Thread safety.* The settings are per Python thread, like
     scikit-learn's. torch's thread count, however, is one process-wide

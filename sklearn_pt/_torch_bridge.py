@@ -213,13 +213,13 @@ def predict_numpy(
     the module's dtype once, at the end. A matrix product sums in an order
     the BLAS library picks from the number of rows (``gemv`` for one row, a
     different ``gemm`` blocking for 20 rows than for 10), so in float32 a
-    row's prediction moved by a few units in the last place with the other
-    rows of its batch (4.8e-7 at a prediction of 2.17, failing
-    scikit-learn's ``check_methods_subset_invariance``). In float64 those
-    differences are about 1e-16 and vanish in the final rounding, so a row's
-    float32 prediction does not depend on its batch (unless its float64
-    value lies within about 1e-16 of a float32 rounding boundary). Training
-    is unchanged; a forward pass costs about twice as much on a CPU.
+    row's prediction moves by a few units in the last place with the other
+    rows of its batch, which fails scikit-learn's
+    ``check_methods_subset_invariance`` (:ref:`defaults_implementation`). In
+    float64 those differences are about 1e-16 and vanish in the final
+    rounding, so a row's float32 prediction does not depend on its batch
+    (unless its float64 value lies within about 1e-16 of a float32 rounding
+    boundary). Training is unchanged; a forward pass costs more on a CPU.
     """
     reference = next(iter(_tensors(module)))
     device, dtype = reference.device, reference.dtype

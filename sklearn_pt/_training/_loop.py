@@ -1,6 +1,6 @@
 """The one training loop: :func:`fit_loop` drives ``K >= 1`` models.
 
-Everything a loop used to decide by flags is a callback
+Everything the loop does beside stepping is a callback
 (:mod:`sklearn_pt._training._callbacks`): early stopping, the divergence
 checks, the warning at ``max_iter``, the printed log, recorders. The loop
 itself only steps, records each model's loss curve, asks the callbacks

@@ -22,8 +22,9 @@ def make_optimizer(groups: list[dict], solver: str, learning_rate: float):
     """The optimiser of a first-order ``solver`` over parameter ``groups``:
     torch's Adam, torch's SGD with Nesterov momentum 0.9, or for ``"gd"``
     :class:`GradientDescent` (torch's plain SGD update)."""
-    # The fused kernels update all parameters in one call: measured 10% faster
-    # per epoch than the default for-loop implementation on CPU.
+    # The fused kernels update all parameters in one call, faster than the
+    # default for-loop implementation (docs/defaults.rst, "How the code is
+    # written").
     params = [p for group in groups for p in group["params"]]
     fused = _fused_supported(params)
     # One call of torch's fused kernel takes tensors of one device and dtype.
@@ -59,9 +60,9 @@ class _ParameterGroups:
 class GradientDescent(_ParameterGroups):
     """Plain gradient descent over parameter groups, ``p <- p - lr (grad +
     weight_decay p)``: the update of ``torch.optim.SGD`` without momentum,
-    bitwise (tested), without its per-step Python overhead (about 45 us per
-    step on CPU, more than the arithmetic of a stacked first-layer GD step
-    at width 4).
+    bitwise (tested), without its per-step Python overhead, which costs more
+    than the arithmetic of a stacked first-layer GD step at width 4
+    (:ref:`defaults_implementation`).
 
     Parameters
     ----------
@@ -92,13 +93,13 @@ class FusedAdam(_ParameterGroups):
     bitwise (tested), for float32/float64 parameters on a CPU or GPU.
 
     ``torch.optim.Adam.step`` regroups the parameters by device and dtype and
-    walks its state dictionaries at every step: about 100 us per step on CPU,
-    as much as the update itself at the size of a stacked sweep (16 networks
-    of width 512). Here the state lives in lists built at the first step, and
-    a step is two calls, the step count's increment and ``torch._fused_adam_``
-    (the kernel ``torch.optim.Adam`` calls). :func:`make_optimizer` falls back
-    to ``torch.optim.Adam`` where that kernel is absent or the parameters
-    differ in device or dtype.
+    walks its state dictionaries at every step, which costs as much as the
+    update itself at the size of a stacked sweep
+    (:ref:`defaults_implementation`). Here the state lives in lists built at
+    the first step, and a step is two calls, the step count's increment and
+    ``torch._fused_adam_`` (the kernel ``torch.optim.Adam`` calls).
+    :func:`make_optimizer` falls back to ``torch.optim.Adam`` where that
+    kernel is absent or the parameters differ in device or dtype.
 
     Parameters
     ----------

@@ -82,11 +82,11 @@ class FixedEntries:
     def restore_(self) -> None:
         """Put the fixed entries back (after an optimiser step).
 
-        ``param * updated + fixed`` is one pass, six times faster than
-        ``torch.where`` on CPU. It keeps the updated entries (a ``-0.0``
-        becomes ``0.0``) and puts back the fixed values bitwise, as long as the
-        optimiser step left them finite (a non-finite step has already made
-        that model diverge).
+        ``param * updated + fixed`` is one pass, faster than ``torch.where``
+        on CPU (:ref:`defaults_implementation`). It keeps the updated entries
+        (a ``-0.0`` becomes ``0.0``) and puts back the fixed values bitwise,
+        as long as the optimiser step left them finite (a non-finite step has
+        already made that model diverge).
         """
         for param, updated, fixed in self._restored:
             torch.addcmul(fixed, param, updated, out=param)

@@ -133,7 +133,7 @@ class _ModuleStepper(Stepper):
     def initial_losses(self) -> list[float]:
         # The objective the loss curve records: loss plus penalty, so that
         # the divergence checks compare like with like (with alpha=7 and one
-        # sample the penalty alone was 10x the initial squared error).
+        # sample the penalty alone can be 10x the initial squared error).
         with torch.no_grad():
             start = penalty(self.decayed, self.weight_decay)
         return [initial_loss(self.module, self.X, self.y, self.loss) + float(start)]

@@ -184,7 +184,8 @@ class SpectralEstimator(
     ----------
     n_components : int, default=1
         Number of directions ``k`` (eigenvectors of the ``k`` largest
-        eigenvalues).
+        eigenvalues): 1 for phase retrieval and single-index models, the
+        number of latent directions for a multi-index model.
     preprocessing : {"optimal", "max-overlap", "trimming", "identity"} or \
 callable, default="optimal"
         The map ``T``:

@@ -52,7 +52,7 @@ class TwoStepFeatures(
     Parameters
     ----------
     hidden_layer_sizes : int or tuple of one int, default=(512,)
-        The width ``N``, the number of features.
+        The width ``N``, the number of features (columns of ``transform``).
     activation : {"gelu", "relu", "tanh", "softplus", "hermite2", "hermite3", \
 "sincos"} or callable, default="gelu"
         ``sigma`` (:data:`sklearn_pt.nn.ACTIVATIONS`), or a callable mapping a
@@ -64,19 +64,26 @@ class TwoStepFeatures(
     step_size_exponents : tuple of two floats, default=(0.25, 0.375)
         ``(alpha1, alpha2)``, with ``eta_i = c_i * N ** alpha_i``, each in
         ``[0, 1/2)``, the range the theory covers (others raise
-        ``InvalidParameterError``).
+        ``InvalidParameterError``). The default is a point where the second
+        step is predicted to add one outlier
+        (:func:`~sklearn_pt.theory.spike_count`); change it to move across
+        the phase diagram.
     step_size_constants : tuple of two positive floats, default=(1.0, 1.0)
-        ``(c1, c2)``.
+        ``(c1, c2)``; larger constants give larger spikes at a finite ``N``.
     batch : {"reuse", "fresh"}, default="reuse"
-        Same samples for both steps, or two disjoint halves.
+        Same samples for both steps (the paper's setting for alignment with
+        targets of information exponent above 1), or two disjoint halves.
     loss : {"correlation", "squared"}, default="correlation"
-        Loss of the gradient steps.
+        Loss of the gradient steps: the paper's correlation loss, or the
+        squared error.
     random_state : int, RandomState instance or None, default=None
         Controls ``W_0``, ``a`` and the fresh-batch split (local generator).
     verbose : int, default=0
         Print the loss at the start of each gradient step when positive.
     device : {"cpu", "auto", "cuda"} or "cuda:N", default="cpu"
+        Where the gradient steps run.
     dtype : {"float32", "float64"}, default="float32"
+        Precision of the network.
 
     Attributes
     ----------

@@ -88,9 +88,8 @@ _PARALLEL_COSINE = 8 * np.finfo(np.float64).eps
 
 _CAP_CHUNK = 256
 """Pairs per chunk of the cap-intersection integral: its temporaries (two
-arcs of ``_N_ARC_NODES`` nodes per pair) then stay in the CPU cache, about
-twice as fast as chunks of 8192 pairs (one thread, 600 x 600 standardised
-10-d points: 1.28 s vs 2.41 s)."""
+arcs of ``_N_ARC_NODES`` nodes per pair) then stay in the CPU cache (timings:
+:ref:`defaults_kernel`)."""
 
 _CHUNK_PAIRS = 1024
 """Pairs per chunk of the correction (about 50 MB of temporaries)."""
@@ -509,8 +508,10 @@ class BiasedReLUKernel(Kernel):
     ----------
     init_scale : float, default=1.0
         Half-width ``tau`` of the bias distribution (the ``init_scale`` of
-        the networks). Optimised in log space by
-        :class:`~sklearn.gaussian_process.GaussianProcessRegressor`.
+        the networks); 1 is the well-matched case for inputs on the unit
+        sphere. Match it to the network the kernel stands for, or let
+        :class:`~sklearn.gaussian_process.GaussianProcessRegressor` optimise
+        it (in log space).
     init_scale_bounds : pair of floats > 0 or "fixed", default=(1e-2, 1e2)
         Bounds on ``init_scale`` (keyword-only); ``"fixed"`` excludes it
         from tuning.
@@ -546,17 +547,13 @@ class BiasedReLUKernel(Kernel):
     dot-product kernel.
 
     *When to normalise.* Inside the ball a pair costs a few vector
-    operations, outside about 1.5 microseconds per matrix entry (one
-    thread; memory is bounded by blocking): a 2000 x 2000 Gram matrix of
-    standardised 10-d data took 6.1 s, against 0.042 s on the sphere and
-    0.020 s for sklearn's RBF kernel, in one run of
-    ``benchmarks/bench_kernel.py`` (the previous code path: 20 times
-    slower at 400 rows). Put a
-    :class:`sklearn.preprocessing.Normalizer` after the ``StandardScaler``
-    (the paper's setting, and the fast closed form), or choose
-    ``init_scale`` at least the largest input norm (no clipping at all),
-    unless the behaviour of the biases outside the data's range is what you
-    want to study.
+    operations, outside an angular integral per pair (memory is bounded by
+    blocking), far slower (see :ref:`defaults_kernel` for the timings). Put
+    a :class:`sklearn.preprocessing.Normalizer` after the
+    ``StandardScaler`` (the paper's setting, and the fast closed form), or
+    choose ``init_scale`` at least the largest input norm (no clipping at
+    all), unless the behaviour of the biases outside the data's range is
+    what you want to study.
 
     References
     ----------

@@ -39,11 +39,18 @@ class BiasedReLUFeatures(
     Parameters
     ----------
     n_components : int, default=256
-        Number of features ``m``.
+        Number of features ``m``. More features approximate the kernel
+        better (the Monte-Carlo error falls like ``1 / sqrt(m)``) and cost
+        proportionally more.
     init_scale : float, default=1.0
-        ``tau``, the range of the thresholds ``b_j``.
+        ``tau``, the range of the thresholds ``b_j``; 1 is the well-matched
+        case for inputs on the unit sphere.
     project_to_sphere : bool, default=True
-        Project each input row onto the unit sphere first (the paper's setting).
+        Project each input row onto the unit sphere first (the paper's
+        setting, where :class:`BiasedReLUKernel` has its closed form). Set it
+        to False to keep the inputs' norms, as
+        :class:`~sklearn_pt.neural_network.PartiallyTrainableRegressor` does
+        by default.
     random_state : int, RandomState instance or None, default=None
         Seeds a local ``torch.Generator``; the features are drawn in float64.
 

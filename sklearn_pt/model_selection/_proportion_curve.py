@@ -171,10 +171,8 @@ def proportion_curve(
     default ``scoring`` (the R^2 of ``score``) or ``"r2"``, the stacked
     strategy also scores all the networks of a split from one stacked
     prediction. The speed-up is largest where one fit is dominated by
-    per-step overhead (narrow networks, GPUs): on one CPU thread, 16
-    proportions x 2 splits ran 3.6 times faster stacked at width 512
-    (``benchmarks/bench_sweep.py``, 2026-12; 4.5 to 6 times on two threads
-    in earlier measurements).
+    per-step overhead (narrow networks, GPUs); see :ref:`defaults_stacked`
+    for the measured gains.
 
     References
     ----------

@@ -246,11 +246,9 @@ def sample_ratio_curve(
         :class:`~sklearn_pt.neural_network.FirstLayerGDRegressor` with
         ``init="random"``, no Hessian monitoring and ``verbose=0``): the
         same fits to rounding, faster where a step costs little beside its
-        per-step overhead (1.2 times at ``d = 200``, width 4, 8 seeds, on
-        one CPU thread, 1.7 on two: eight seeds' data leave the L2 cache
-        that one fit's stays in; ``benchmarks/bench_sample_ratio.py``).
-        ``"sequential"``: one ``fit`` per run. ``"auto"``: stacked when
-        possible.
+        per-step overhead (:ref:`defaults_stacked`). ``"sequential"``: one
+        ``fit`` per run, to spread the runs over ``n_jobs`` workers.
+        ``"auto"``: stacked when possible.
     n_jobs : int, default=None
         Parallel fits (joblib; ``-1`` for all cores): runs, or deltas when
         stacked.

@@ -175,16 +175,11 @@ def fit_stacked(estimators: Sequence, X, y) -> list:
     several plans share).
 
     On a CPU the stacked step does the arithmetic of the ``K`` separate fits
-    and saves their per-call overhead. At one thread (2026-12)
-    ``benchmarks/bench_sweep.py`` measures 3.6 times (16 proportions at
-    width 512, its last hidden layer a few networks at a time so that the
-    passes over the activations stay in the core's cache),
-    ``benchmarks/bench_sample_ratio.py`` 1.2 times (first-layer GD at width
-    4: eight seeds' data no longer fit in the L2 cache that one fit's
-    does), and a two-step grid stacks its steps only up to ``N * d = 200 *
-    200`` first-layer weights, fitting larger cells one by one (where
-    stacking measured 0.95 to 1.01 times). On a GPU one stacked product keeps
-    the device busy where ``K`` small ones do not.
+    and saves their per-call overhead, so it gains most where that overhead
+    is a large part of a step; a two-step grid stacks its steps only up to
+    ``N * d = 200 * 200`` first-layer weights and fits larger cells one by
+    one. On a GPU one stacked product keeps the device busy where ``K``
+    small ones do not. See :ref:`defaults_stacked` for the measured gains.
 
     References
     ----------

@@ -90,6 +90,8 @@ class FirstLayerGDRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
     hidden_layer_sizes : int or tuple of one int, default=(8,)
         The width ``m``, the number of hidden neurons (one hidden layer; the
         name and format of :class:`~sklearn.neural_network.MLPRegressor`).
+        The paper's networks are narrow; scale ``learning_rate_init`` with
+        ``m`` when changing it (below).
     activation : {"gelu", "quadratic", "relu", "tanh", "softplus", "hermite2", \
 "hermite3"} or callable, default="gelu"
         ``sigma`` (:data:`sklearn_pt.nn.ACTIVATIONS`; ``"quadratic"`` is
@@ -119,12 +121,14 @@ default="ones"
         activation (whose curvature grows with the weights; larger steps
         diverge at small ``delta``) and up to ``0.25 * m`` for GeLU.
     max_iter : int, default=1000
-        Number of GD steps; all are run (no early stopping).
+        Number of GD steps; all are run (no early stopping). Raise it when
+        ``history_`` shows the test loss still falling at the end.
     hessian_every : int, default=None
         When set, record the ``hessian_k`` smallest eigenvalues of the
         training-risk Hessian (Lanczos on Hessian-vector products, see
         :func:`~sklearn_pt.spectral.hessian_spectrum`) at iteration 0 and
-        every ``hessian_every`` iterations.
+        every ``hessian_every`` iterations. Off by default: each record costs
+        a Lanczos run.
     hessian_k : int, default=3
         Number of smallest Hessian eigenvalues recorded.
     random_state : int, RandomState instance or None, default=None
@@ -147,8 +151,8 @@ default="ones"
         The trained first-layer weights ``W`` (rows ``w_j``).
     coefs_ : list of two ndarray
         As :class:`~sklearn.neural_network.MLPRegressor`'s: ``[W.T, a[:, None]
-        / m]``, of shapes ``(n_features, m)`` and ``(m, 1)``. Until 0.1 this
-        was ``W`` itself, now ``first_layer_weights_``.
+        / m]``, of shapes ``(n_features, m)`` and ``(m, 1)``; ``W`` itself is
+        ``first_layer_weights_``.
     intercepts_ : list of two ndarray
         Zeros of shapes ``(m,)`` and ``(1,)``: the network has no biases.
     second_layer_ : ndarray of shape (width,)
@@ -196,15 +200,14 @@ default="ones"
     preprocessing. Training uses the library's single engine
     (``solver="gd"``, no early stopping).
 
-    At the sizes of the tests (``d = 300``, ``m = 4``, quadratic activation)
-    the negative Hessian eigenvalue along ``theta*`` is already there at
-    initialisation above the threshold (``delta = 6``: eigenvalue -1.0 to
-    -1.6, eigenvector overlap 0.7-0.8), before the test loss drops; below it
-    (``delta = 1``) the most negative eigenvalues belong to eigenvectors
-    localised on the largest responses (overlap with ``theta*`` at most 0.3).
-    At finite ``d`` the overlap grows smoothly with ``delta``, and a success
-    criterion such as "overlap > 0.5" crosses at smaller ``delta`` than the
-    asymptotic ``delta_NN`` (it moves up with ``d``).
+    At moderate ``d`` the negative Hessian eigenvalue along ``theta*`` is
+    already there at initialisation above the threshold, before the test
+    loss drops; below it the most negative eigenvalues belong to
+    eigenvectors localised on the largest responses (what the tests' sizes
+    show: :ref:`defaults_finite_size`). At finite ``d`` the overlap grows
+    smoothly with ``delta``, and a success criterion such as "overlap >
+    0.5" crosses at smaller ``delta`` than the asymptotic ``delta_NN`` (it
+    moves up with ``d``).
 
     References
     ----------

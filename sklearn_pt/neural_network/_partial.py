@@ -85,14 +85,9 @@ _LEVERAGE_MAX_SAMPLES = 10_000
 LEVERAGE_DEGREES_OF_FREEDOM = 10.0
 """Effective degrees of freedom of the leverage scores for
 ``leverage_reg="auto"``: the scores are computed at the ridge parameter where
-they sum to this number (:func:`~sklearn_pt.kernels.reg_for_degrees_of_freedom`).
-Measured (d=5, widths 128 and 256, target in the biased-ReLU RKHS, readout in
-closed form, 6 seeds): with every neuron leverage-selected the best
-approximation error is below that of random features at init_scale 1 and 10
-(geometric means 0.77 and 0.11 at width 128; 0.74 and 0.07 at width 256);
-4 degrees of freedom lose at init_scale 10 and 24 or more at init_scale 1,
-and the former fixed ``reg=1e-3`` (about 200 degrees of freedom on 512
-points) was 4x worse than random features at init_scale 1."""
+they sum to this number (:func:`~sklearn_pt.kernels.reg_for_degrees_of_freedom`),
+few enough that they favour the features the whole data set uses. See
+:ref:`defaults_leverage` for how it was chosen."""
 
 
 def _leverage_first_layer(
@@ -325,10 +320,15 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
     Parameters
     ----------
     hidden_layer_sizes : int or tuple of int, default=(256,)
-        Width of each hidden layer. Deeper layers (beyond the first) use He
-        initialisation.
+        Width of each hidden layer; one layer is the paper's model. Deeper
+        layers (beyond the first) use He initialisation. Wider layers
+        approximate better and cost proportionally more per epoch.
     trainable_proportion : float or tuple of float, default=1.0
-        ``P`` in [0, 1], for all hidden layers or one value per layer.
+        ``P`` in [0, 1], for all hidden layers or one value per layer: the
+        share of each layer's neurons whose incoming weights train. The
+        default trains every neuron; lower it to move towards random
+        features (``P = 0``), or sweep it with
+        :func:`~sklearn_pt.model_selection.proportion_curve`.
     init_scale : float, default=1.0
         ``tau``, the range of the first layer's thresholds. The paper's regime
         is ``tau >= 1``; ``tau = 1`` is the well-matched case, larger values
@@ -336,7 +336,8 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
     trainable_selection : {"random", "leverage"}, default="random"
         How the trainable neurons of the first hidden layer are chosen.
         ``"random"``: uniformly among the ``width`` initial neurons.
-        ``"leverage"``: ridge leverage score sampling (Bach, 2017) — draw
+        ``"leverage"``: ridge leverage score sampling (Bach, 2017), the
+        selection the approximation bound is about: draw
         ``leverage_pool_size`` candidate features, compute their ridge
         leverage scores ``l_i = [Phi^T Phi (Phi^T Phi + n reg I)^-1]_ii`` on
         the training inputs (at most 10,000 random rows), sample the
@@ -350,29 +351,32 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         width of the first hidden layer (whatever P, so that the pool
         represents the leverage density even when few neurons are chosen).
     leverage_reg : float or "auto", default="auto"
-        Ridge parameter ``reg`` of the leverage scores. ``"auto"``: the
-        ``reg`` at which the scores sum to 10 effective degrees of freedom
+        Ridge parameter ``reg`` of the leverage scores (only with
+        ``trainable_selection="leverage"``). ``"auto"``: the ``reg`` at which
+        the scores sum to 10 effective degrees of freedom
         (:func:`~sklearn_pt.kernels.reg_for_degrees_of_freedom`), a
         regularisation that does not depend on the scale of the features or
-        the size of the pool. A small fixed ``reg`` (e.g. ``1e-3`` with a
+        the size of the pool; see :ref:`defaults_leverage` for how it was
+        chosen. A float fixes ``reg``: a small one (e.g. ``1e-3`` with a
         pool of ten times the width) leaves hundreds of degrees of freedom,
-        where the scores favour features that single out a few inputs: with
-        every neuron selected that way the best approximation was measured 4x
-        worse than random features at ``init_scale=1``.
+        where the scores favour features that single out a few inputs.
     project_to_sphere : bool, default=False
         Project every input row onto the unit sphere before the network (the
         paper's setting, the same map as
         :class:`~sklearn.preprocessing.Normalizer`). Off by default: general
         data, after a :class:`~sklearn.preprocessing.StandardScaler`, keeps
-        its norms (see Notes for the measured effect); set it to True for the
-        paper's design.
+        the signal its norms carry (see :ref:`defaults_partial`). Set it to
+        True for the paper's design.
     solver : {"adam", "sgd", "gd", "lbfgs", "ridge"}, default="adam"
         ``"adam"`` and ``"sgd"`` (Nesterov momentum 0.9) use mini-batches,
         ``"gd"`` is plain full-batch gradient descent and ``"lbfgs"`` full-batch
         L-BFGS. ``"ridge"`` (only with ``trainable_proportion=0``) solves the
         readout of the random-features model exactly, as
         :class:`~sklearn.linear_model.Ridge` with the same ``alpha``; it is the
-        same fit as ``readout="ridge"`` at ``trainable_proportion=0``.
+        same fit as ``readout="ridge"`` at ``trainable_proportion=0``. The
+        default suits most uses; the full-batch ``"gd"`` and ``"lbfgs"``
+        take one step per iteration on the whole data set (small data sets,
+        or the papers' plain gradient descent).
     readout : {"gradient", "ridge"}, default="gradient"
         How the output layer is fitted. ``"gradient"``: trained by ``solver``
         together with the hidden neurons. ``"ridge"``: after the hidden
@@ -390,24 +394,30 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         into the readout, so ``module_`` predicts raw targets), as
         :class:`~sklearn.gaussian_process.GaussianProcessRegressor`'s
         ``normalize_y``. The initial network outputs values of order one
-        around zero and ``learning_rate_init`` is an absolute step, so
-        without it a target with a large mean or scale (diabetes: mean 152,
-        standard deviation 77) is fitted mostly by the readout bias and
-        weights creeping towards it; see Notes. False trains on the raw
-        targets (the papers' experiments, whose targets are of order one, do).
+        around zero and ``learning_rate_init`` is an absolute step, so this
+        makes the fit independent of the target's mean and scale (see
+        :ref:`defaults_partial`). Set it to False to train on the raw
+        targets, as the papers' experiments do (their targets are of order
+        one).
     alpha : float, default=7.0
         L2 penalty ``alpha / (2 n) * ||W||^2`` on the weight matrices. The
-        default lets training converge on general data without overfitting
-        (see Notes); the paper's reproductions use ``1e-4``.
+        default lets the loss criterion stop training on general data
+        before it overfits (see :ref:`defaults_partial` for how it was
+        chosen). Raise it when the model overfits; the papers'
+        reproductions, which study the training error, use ``1e-4``.
     batch_size : int or "auto", default="auto"
-        Mini-batch size; ``"auto"`` is ``min(200, n_samples)``.
+        Mini-batch size of ``"adam"`` and ``"sgd"`` (the full-batch ``"gd"``
+        and ``"lbfgs"`` ignore it); ``"auto"`` is ``min(200, n_samples)``.
     learning_rate_init : float, default=1e-3
-        Step size of ``"adam"``, ``"sgd"`` and ``"gd"``.
+        Step size of ``"adam"``, ``"sgd"`` and ``"gd"``. Lower it when a fit
+        raises :class:`~sklearn_pt.exceptions.DivergenceError` (whose message
+        names a step size that fits).
     max_iter : int, default=1000
         Maximum number of epochs (full-batch steps for ``"gd"``, L-BFGS
         iterations for ``"lbfgs"``). Reaching it before the stopping
         criterion holds raises a
-        :class:`~sklearn.exceptions.ConvergenceWarning`.
+        :class:`~sklearn.exceptions.ConvergenceWarning`; raise it (or
+        ``tol``) then.
     tol : float, default=1e-4
         ``"adam"``, ``"sgd"``, ``"gd"``: training stops when the loss has not
         improved by ``tol`` for ``n_iter_no_change`` consecutive iterations.
@@ -434,7 +444,8 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
     device : {"cpu", "auto", "cuda"} or "cuda:N", default="cpu"
         Where to train. ``"auto"`` uses a GPU when one is available.
     dtype : {"float32", "float64"}, default="float32"
-        Floating-point precision of the network.
+        Floating-point precision of the network. float64 for reference
+        computations that compare fits to many digits; it is slower.
 
     Attributes
     ----------
@@ -484,42 +495,14 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
     target). Inputs are projected onto the sphere when
     ``project_to_sphere=True``, in ``fit`` and in ``predict``.
 
-    *Why these defaults.* They are chosen for general data after a
+    The defaults are chosen for general data after a
     :class:`~sklearn.preprocessing.StandardScaler`; the paper's design
-    (``project_to_sphere=True``, a small ``alpha``, a forced budget) is one
-    parameter away, and every reproduction passes it explicitly. 5-fold CV
-    R^2 of ``make_pipeline(StandardScaler(), model)`` (``KFold(5,
-    shuffle=True)``, mean over 3 CV seeds with ``random_state`` = seed;
-    ConvergenceWarnings out of 15 fits):
-
-    ===================================== ================ ================
-    model                                 diabetes         friedman1
-    ===================================== ================ ================
-    ``MLPRegressor(max_iter=1000)``       0.455 (15 warn)  0.927 (15 warn)
-    former defaults (sphere, alpha=1e-4,  0.451 (5 of 5)   0.898 (5 of 5)
-    ``max_iter=200``; one seed)
-    no sphere, former alpha and max_iter  0.436 (5 of 5)   0.932 (5 of 5)
-    (one seed)
-    no sphere, ``alpha=3``                0.428 (0)        0.950 (0)
-    no sphere, ``alpha=5``                0.464 (0)        0.944 (0)
-    **defaults**: no sphere, ``alpha=7``  0.477 (0)        0.939 (0)
-    no sphere, ``alpha=10`` (one seed)    0.497 (0)        0.932 (0)
-    ===================================== ================ ================
-
-    ``friedman1`` is ``make_friedman1(n_samples=1000, noise=1.0,
-    random_state=0)``. The defaults beat ``MLPRegressor`` at each of the 3
-    seeds on both (and on ``make_friedman2``: 0.996 vs 0.971), converge in
-    every fit, and a ``GridSearchCV`` over ``trainable_proportion`` in (0,
-    0.1, 0.25, 0.5, 1) raised no ConvergenceWarning in its 26 fits on
-    either. The penalty is what lets the loss criterion stop training
-    before it overfits the 442-row diabetes data (``tol=1e-3`` without it
-    stops friedman1 too early: 0.890); the sphere loses the inputs' norms,
-    which carry signal after a StandardScaler. ``normalize_y=True`` makes
-    the fit independent of the target's mean and scale: adding 1000 to ``y``
-    shifts the predictions by 1000 and leaves R^2 unchanged to rounding
-    (without it, P = 0 on diabetes, whose mean is 152, scores 0.19 against
-    0.48). With ``readout="ridge"`` the closed-form readout is exactly the
-    same with and without it (ridge is linear in ``y``); only the gradient
+    (``project_to_sphere=True``, ``alpha=1e-4``, ``normalize_y=False``, a
+    forced budget with ``tol=0`` and ``n_iter_no_change=max_iter``) is a few
+    parameters away, and every reproduction passes it explicitly. See
+    :ref:`defaults_partial` for how they were chosen. With
+    ``readout="ridge"`` the closed-form readout is the same with and
+    without ``normalize_y`` (ridge is linear in ``y``); only the gradient
     training of the hidden layers sees the standardised targets.
 
     References

@@ -53,7 +53,9 @@ class TwoStepFeatureLearner(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
     Parameters
     ----------
     hidden_layer_sizes : int or tuple of one int, default=(512,)
-        The width ``N``.
+        The width ``N``, the number of learned features. The theory takes
+        ``N``, ``n`` and ``d`` proportional; larger ``N`` separates the
+        outliers from the bulk more clearly and costs more per step.
     activation : {"gelu", "relu", "tanh", "softplus", "hermite2", "hermite3", \
 "sincos"} or callable, default="gelu"
         ``sigma`` (:data:`sklearn_pt.nn.ACTIVATIONS`); a callable maps a tensor
@@ -71,15 +73,23 @@ class TwoStepFeatureLearner(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         ones have heavy-tailed derivatives: at moderate sizes they broaden
         the bulk much more than ``"gelu"``.
     n_steps : {0, 1, 2}, default=2
-        Number of gradient steps; 0 is a random-features model.
+        Number of gradient steps; 0 is a random-features model and 1 the
+        one-step model of Ba et al. (2022), the baselines of the paper.
     step_size_exponents : tuple of two floats, default=(0.25, 0.375)
         ``(alpha1, alpha2)``, each in ``[0, 1/2)``, the range the theory
-        covers (others raise ``InvalidParameterError``).
+        covers (others raise ``InvalidParameterError``). The default is a
+        point where the second step is predicted to add one outlier
+        (``spike_count(0.25, 0.375) == 1``); change it to move across the
+        phase diagram.
     step_size_constants : tuple of two positive floats, default=(1.0, 1.0)
-        ``(c1, c2)``.
+        ``(c1, c2)``. Larger constants give larger spikes at a finite ``N``;
+        a :class:`~sklearn_pt.exceptions.DivergenceError` names them when the
+        steps overflow.
     batch : {"reuse", "fresh"}, default="reuse"
-        ``"reuse"``: both steps use the same samples; ``"fresh"``: the step
-        samples are split into two disjoint halves, one per step.
+        ``"reuse"``: both steps use the same samples (the setting in which
+        the learned directions can align with a target of information
+        exponent above 1); ``"fresh"``: the step samples are split into two
+        disjoint halves, one per step.
     loss : {"correlation", "squared"}, default="correlation"
         ``"correlation"``: ``L(W) = -(1/n) sum_i y_i f(x_i)``, the paper's
         loss, whose gradient does not depend on ``f``; ``"squared"``:
@@ -88,15 +98,15 @@ class TwoStepFeatureLearner(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         Regularisation of the ridge readout. ``"auto"``: chosen by efficient
         leave-one-out cross-validation on the readout split
         (:class:`~sklearn.linear_model.RidgeCV` over 15 penalties from
-        ``1e-2`` to ``1e5``), so that the default scores on real data (5-fold
-        CV R^2 in a ``StandardScaler`` pipeline: 0.482 on diabetes, 0.868 on
-        friedman1, against 0.223 and 0.842 with the former default 1.0); a
-        float: a :class:`~sklearn.linear_model.Ridge` with that penalty. With
-        ``N`` features of order one and a readout split of comparable size,
-        small values interpolate.
+        ``1e-2`` to ``1e5``), so that the default scores on real data (see
+        :ref:`defaults_two_step`); a float: a
+        :class:`~sklearn.linear_model.Ridge` with that penalty, for a fixed
+        readout across fits. With ``N`` features of order one and a readout
+        split of comparable size, small values interpolate.
     readout_fraction : float, default=0.5
         Fraction of the samples held out from the gradient steps and used to
-        fit the readout.
+        fit the readout. Lower it to give the steps more samples, raise it
+        for a better-determined readout.
     random_state : int, RandomState instance or None, default=None
         Controls ``W_0``, ``a`` and the splits through a local
         ``torch.Generator``; no global random state is used.
@@ -199,16 +209,13 @@ class TwoStepFeatureLearner(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
     :class:`~sklearn_pt.spectral.WeightSpectrum` for edges that account for
     it.
 
-    *Measured at finite size* (gelu, ``c = (2, 2)``, a tanh single-index
-    target, ``N = n = d`` from 400 to 2000, fitted bulk edge): the first step
-    gives one outlier; the second adds none well inside
-    ``alpha1 + alpha2 < 1/2`` and one, aligned with ``X^T (y^2 - 1)``, where
-    the count is 1. Where the count is 2 or more it still adds one: gelu has
-    no order 2 at all (``c_3 = 0``; the parity rule of
-    :func:`~sklearn_pt.theory.spike_count` with ``activation``), and its
-    order 3 (``4 c_4 = -0.06``) does not separate from the bulk at these
-    sizes (:func:`~sklearn_pt.theory.two_step_signal` gives each order's
-    size at a finite ``N``).
+    At moderate ``N`` the second step of gelu adds at most one outlier, even
+    where the count is 2 or more: gelu has no order 2 (``c_3 = 0``, the
+    parity rule of :func:`~sklearn_pt.theory.spike_count` with
+    ``activation``), and its order 3 (``4 c_4 = -0.06``) is small
+    (:func:`~sklearn_pt.theory.two_step_signal` gives each order's size at a
+    finite ``N``; the sizes this was observed at are in
+    :ref:`defaults_finite_size`).
 
     References
     ----------

@@ -357,7 +357,7 @@ def plan_two_steps(estimator, X, y, *, then, n_readout: int = 0) -> FitPlan:
 
 CPU_STACKED_MAX_WEIGHTS = 200 * 200
 """On a CPU, the largest first layer (``N * d`` weights) whose fits are
-stacked (see :func:`stacked_is_faster`)."""
+stacked (see :func:`stacked_is_faster`; measured in :ref:`defaults_stacked`)."""
 
 
 def stacked_is_faster(device, width: int, n_features: int) -> bool:
@@ -367,13 +367,10 @@ def stacked_is_faster(device, width: int, n_features: int) -> bool:
 
     On a CPU the stacked steps win while each first layer is small (the
     per-fit overhead dominates) and lose a little once the products with the
-    data dominate: one thread, 4 x 4 grid of ``TwoStepFeatureLearner`` at
-    ``N = n/2 = d``, float32, medians of 3-5 interleaved runs (issue 32,
-    2026-12, a shared machine at load 4-5): stacked over sequential 1.31x at
-    N = 50, 1.21x at 100, 1.03x at 200, 0.95x at 400, 1.01x at 600, 0.96x at
-    800. So a CPU stacks up to ``N * d = 200 * 200`` weights. On a GPU the
-    steps are always stacked: one batched product keeps the device busy (not
-    yet measured: no GPU lent).
+    data dominate, so a CPU stacks up to ``N * d = 200 * 200`` weights
+    (:data:`CPU_STACKED_MAX_WEIGHTS`; the timings are in
+    :ref:`defaults_stacked`). On a GPU the steps are always stacked: one
+    batched product keeps the device busy.
 
     Parameters
     ----------

@@ -330,8 +330,8 @@ class PartiallyTrainableMLP(nn.Module):
             fan_in = width
         self.hidden_layers = nn.ModuleList(layers)
         # Built on the meta device, nn.Linear neither initialises its weights
-        # (which would draw from the global RNG) nor allocates them; the first
-        # ``nn.utils.skip_init`` call costs about 0.3 s, every later one 0.3 ms.
+        # (which would draw from the global RNG) nor allocates them; cheaper
+        # than nn.utils.skip_init (docs/defaults.rst, "How the code is written").
         self.readout = nn.Linear(fan_in, n_outputs, device="meta", dtype=dtype)
         bound = 1.0 / math.sqrt(fan_in)
         uniform = torch.rand(n_outputs, fan_in, generator=generator, dtype=dtype)

@@ -52,8 +52,7 @@ __all__ = [
 
 #: The activations a CPU training step keeps in the core's cache at a time
 #: (see :meth:`StackedPartiallyTrainableMLP.squared_error_gradients_`): half of
-#: the 2 MiB per-core L2 of the machine it was measured on; 1 MiB or more of L2
-#: per core is common on current x86 and ARM server cores.
+#: a 2 MiB per-core L2; see :ref:`defaults_implementation` for how it was chosen.
 CACHE_BLOCK_BYTES = 2**20
 
 
@@ -676,8 +675,8 @@ class Workspace:
     def blocks(self, tensors: Sequence[torch.Tensor], size: int) -> list[tuple]:
         """``list(zip(*(t.split(size) for t in tensors)))``, kept for the next
         call on the same memory (the parameters and buffers of a training
-        step): splitting afresh costs about 60 us per step at the size of a
-        stacked sweep, 2.5% of it."""
+        step), which would otherwise split afresh at every step
+        (:ref:`defaults_implementation`)."""
         key = (size, *((t.data_ptr(), t.shape, t.stride()) for t in tensors))
         blocks = self._blocks.get(key)
         if blocks is None:
@@ -738,9 +737,8 @@ def _readout(bias: torch.Tensor, hidden: torch.Tensor, weight: torch.Tensor):
 
     Computed as ``(weight @ hidden^T + bias^T)^T`` (a view of a (K, outputs,
     n) result): with few outputs the product then streams ``hidden`` as the
-    right-hand operand, which MKL reads about twice as fast as the left one
-    (one thread, 16 x 200 x 512 float32, one output: 250 vs 450-670 us,
-    measured side by side); the sums are the same dot products.
+    right-hand operand, which MKL reads faster than the left one
+    (:ref:`defaults_implementation`); the sums are the same dot products.
     """
     return torch.baddbmm(bias.mT, weight, hidden.mT).mT
 

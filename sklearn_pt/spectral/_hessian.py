@@ -90,8 +90,8 @@ class _HessianOperator:
             output = module(X)
             self._value = loss(output, y.reshape(output.shape))
         self.loss = float(self._value.detach())
-        # By hand: 2.4x faster than the double backward at 16000 parameters
-        # with GeLU (autograd re-derives sigma' and sigma'' at every product).
+        # By hand: autograd's double backward re-derives sigma' and sigma''
+        # at every product (timings: docs/defaults.rst, "Spectra").
         hand = getattr(module, "squared_error_hessian_product", None)
         self._hand_product = None
         if hand is not None and loss is half_squared_error:
@@ -170,9 +170,8 @@ def _lanczos(operator: _HessianOperator, k, which, tol, maxiter, generator):
         )
     v0 = torch.randn(size, generator=generator, dtype=torch.float64).numpy()
     # ARPACK's own work is level-1/2 BLAS on vectors of length #params, too
-    # small for threads: measured 2x slower with two OpenBLAS threads on a
-    # loaded two-core machine. The products themselves run in torch, with its
-    # own threads.
+    # small for threads (timings: docs/defaults.rst, "Spectra"). The products
+    # themselves run in torch, with its own threads.
     with threadpool_limits(limits=1, user_api="blas"):
         return _eigsh(operator, k, which, tol, maxiter, v0)
 
@@ -320,12 +319,12 @@ def hessian_spectrum(
     which is built once; for a :class:`~sklearn_pt.nn.FirstLayerNetwork`
     with a named activation and the default loss it is derived by hand
     (``sigma'`` and ``sigma''`` in closed form, computed once; two products
-    with the data), 2.4 to 2.6 times faster at 1000 to 16000 parameters with
-    GeLU (``benchmarks/bench_peers.py``). In float32 the eigenvalues are
-    accurate to about ``1e-6`` relative to the largest; use float64 modules
-    to resolve small eigenvalues. The eigenvalues of a saddle's Hessian below
-    zero (a *negative outlier*) are the directions along which gradient
-    descent escapes (Montanari and Wang, 2026).
+    with the data), faster than autograd's (:ref:`defaults_spectra`). In
+    float32 the eigenvalues are accurate to about ``1e-6`` relative to the
+    largest; use float64 modules to resolve small eigenvalues. The
+    eigenvalues of a saddle's Hessian below zero (a *negative outlier*) are
+    the directions along which gradient descent escapes (Montanari and
+    Wang, 2026).
 
     References
     ----------

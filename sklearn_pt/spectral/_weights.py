@@ -42,18 +42,15 @@ _EDGE_FIT_POINTS = 5
 _EDGE_FIT_ITERATIONS = 20
 
 _TW_WINDOW = 10
-"""Bulk eigenvalues in each Tracy--Widom edge fit of :func:`soft_edge_test`
-(5% to 7% false positives at level 0.05 on white matrices of N = d = 250 to
-1000; 6 points gave 8%, 15 and 20 points 5% to 9%: the square-root law
-holds only near the edge)."""
+"""Bulk eigenvalues in each Tracy--Widom edge fit of :func:`soft_edge_test`:
+few enough that the square-root law holds over them, enough to fit it (see
+:ref:`defaults_spectra` for how it was chosen)."""
 _TW_INDEX_OFFSET = 0.75
 """The ``i``-th largest eigenvalue of a real (beta = 1) soft edge sits, in
 Tracy--Widom units, at about ``-(3 pi (i - 3/4) / 2) ** (2/3)``: the edge
 density ``sqrt(-x) / pi`` counts ``(2 / (3 pi)) (-x) ** (3/2)`` eigenvalues
-above ``x``, and the offset 3/4 matches the mean locations of the top 12
-eigenvalues of white Wishart matrices (N = d = 250 and 1000, Johnstone's
-centring and scaling) to within 0.15, -1.12 vs -1.21 (the TW1 mean) for
-``i = 1``."""
+above ``x``, and the offset 3/4 matches the mean locations of the top
+eigenvalues of white Wishart matrices (:ref:`defaults_spectra`)."""
 _PAINLEVE_START = 8.0
 """Where the Hastings--McLeod solution is started from the Airy function
 (``q(s) - Ai(s) = O(Ai(s) ** 3)``, about 1e-25 there)."""
@@ -96,12 +93,12 @@ def _mp_singular_value_density(s, n_rows: int, n_cols: int, scale: float):
 def _right_singular_pairs(W: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
     """Singular values (descending) and right singular vectors of ``W``.
 
-    For ``N >= d`` by ``eigh`` of the ``d x d`` Gram matrix ``W^T W``: about
-    twice as fast as an SVD, which also computes the ``N x d`` left factor
-    that nobody reads (measured 2.2 s vs 4.6 s at N = d = 2000, float64, one
-    thread). The singular values agree with the SVD's to about
-    ``eps * s_max^2 / s``: 3e-14 of the largest at that size, far below any
-    bulk-edge resolution. For ``N < d`` the thin SVD is cheaper and is used.
+    For ``N >= d`` by ``eigh`` of the ``d x d`` Gram matrix ``W^T W``: faster
+    than an SVD, which also computes the ``N x d`` left factor that nobody
+    reads (:ref:`defaults_spectra`). The singular values agree with the
+    SVD's to about ``eps * s_max^2 / s``: 3e-14 of the largest at
+    ``N = d = 2000``, far below any bulk-edge resolution. For ``N < d`` the
+    thin SVD is cheaper and is used.
     """
     if W.shape[0] < W.shape[1]:
         _, s, vt = torch.linalg.svd(W, full_matrices=False)
@@ -313,22 +310,13 @@ def soft_edge_test(singular_values, *, level: float = 0.05, max_outliers: int = 
 
     Notes
     -----
-    Measured false-positive rates at level 0.05 (0.01, 0.10 in brackets):
-
-    - white ``N x N`` Gaussian matrices: 6.0% (2.0%, 13%) at N = 200 (200
-      matrices), 6.5% (2.5%, 10%) at N = 300 (200), 6.7% (1.7%, 9.2%) at
-      N = 400 (120), 6.7% at N = 500 (60);
-    - one gradient step on a target independent of ``X`` (tanh, N = n =
-      d, step ``2 N ** 0.25``), counting a second outlier beyond the
-      update's rank-one term: 8.5% (1.5%, 13.5%) at N = 200, 5.0% (1.5%,
-      9.5%) at N = 300, 4.2% (2.5%, 7.5%) at N = 400, 5.0% at N = 500.
-
     The statistic ``(lam_1 - mu) / sigma`` is affine-invariant, so its law
-    does not depend on the edge's location and scale; simulated on the
-    top eigenvalues of GOE matrices (tridiagonal model, 4000 draws) its
-    0.95 quantile is 0.92 (n = 200) and 1.05 (n = 1000) against TW1's 0.98:
-    the fitted ``mu`` and ``sigma`` cost little. The excess at small N is
-    the finite-size shape of the edge.
+    does not depend on the edge's location and scale, and fitting ``mu``
+    and ``sigma`` costs little: at moderate sizes the false-positive rate is
+    close to ``level``, a little above it at small ``N`` (the finite-size
+    shape of the edge). The measured rates, on white matrices and on a
+    gradient step with a target independent of ``X``, are in
+    :ref:`defaults_spectra`.
 
     References
     ----------
@@ -404,14 +392,16 @@ class WeightSpectrum(BaseEstimator):
           ``level``: a soft edge and its Tracy--Widom scale are fitted to the
           values below each candidate, which is an outlier when it exceeds
           the ``1 - level`` quantile of ``TW1`` there. Its false-positive
-          rate on a bulk without outliers is about ``level`` (measured in
-          the Notes of :func:`soft_edge_test`). With ``reference``, the
+          rate on a bulk without outliers is about ``level``
+          (:ref:`defaults_spectra`). With ``reference``, the
           threshold is the one the test reaches on the reference spectrum.
           ``margin`` applies only with ``reference``.
         - ``"max"``: the largest singular value of ``reference`` (needs one):
           everything the reference produced counts as bulk.
     level : float, default=0.05
         False-positive rate of ``edge="tracy-widom"`` (ignored otherwise).
+        Lower it to count fewer spurious outliers, at the cost of missing
+        weak ones.
     reference : array-like of shape (N', d'), default=None
         A null weight matrix whose spectrum stands for the bulk: for example
         the same training run on a target independent of ``X`` (see

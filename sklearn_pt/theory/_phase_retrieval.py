@@ -399,9 +399,9 @@ default="optimal"
     top eigenvalue grows like ``max_i y_i / delta ~ 2 log(n) / delta`` and its
     eigenvector localises on the largest responses, so the limit is 0 at
     every ``delta`` (the threshold is infinite). The approach is logarithmic
-    in ``n``: at moderate ``d`` the measured squared overlap is not 0 (at
-    ``delta = 4``: 0.34 at ``d = 1000``, 0.14 at ``d = 2000``, with a large
-    spread between seeds).
+    in ``n``: at moderate ``d`` the squared overlap of
+    :class:`~sklearn_pt.decomposition.SpectralEstimator` is not 0
+    (:ref:`defaults_finite_size`).
 
     References
     ----------
