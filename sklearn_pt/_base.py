@@ -3,18 +3,17 @@ say the fix, state kept on a failed ``fit``, portable pickling, and tags."""
 
 from __future__ import annotations
 
-import contextvars
 import copy
 import functools
 import warnings
 
 import numpy as np
 import torch
-from sklearn import clone, get_config
+from sklearn import get_config
 
 from ._config import torch_threads_applied
 from ._torch_bridge import make_generator, resolve_device, resolve_dtype
-from .exceptions import DeviceFallbackWarning, DivergenceError
+from .exceptions import DeviceFallbackWarning
 
 __all__ = [
     "TorchEstimatorMixin",
@@ -68,82 +67,12 @@ def keep_state_on_error(fit):
         saved = dict(self.__dict__)
         try:
             return fit(self, *args, **kwargs)
-        except DivergenceError as error:
-            _restore_state(self, saved)
-            advice = tested_step_size_advice(self, args, kwargs, error)
-            if advice is None:
-                raise
-            raise DivergenceError(
-                f"{error} {advice}",
-                step_size_name=error.step_size_name,
-                step_size=error.step_size,
-            ) from error
         except BaseException:
             _restore_state(self, saved)
             raise
 
     wrapper.keeps_state_on_error = True
     return wrapper
-
-
-_PROBING_STEP_SIZE = contextvars.ContextVar("probing_step_size", default=False)
-_STEP_SIZE_TRIES = 8
-
-
-def tested_step_size_advice(estimator, args, kwargs, error) -> str | None:
-    """A step size that fits the same data: the advice of a
-    :class:`~sklearn_pt.exceptions.DivergenceError` raised by ``fit``.
-
-    Fits clones of ``estimator`` on the same ``args`` with the diverged step
-    size divided by 10, 100, ... (at most ``_STEP_SIZE_TRIES`` times) until
-    one does not diverge. A diverging try stops at its first bad iteration;
-    the one that fits costs one fit, so the advice costs about one more fit.
-    A 10x guess was wrong more often than not: at
-    ``learning_rate_init=1e6`` on standardised data every value down to 1
-    diverged too.
-
-    Returns
-    -------
-    advice : str or None
-        The sentence to append to the error's message; None where the error
-        names no step size of ``estimator`` (L-BFGS, a schedule of steps) or
-        while a try is already running.
-    """
-    name, value = error.step_size_name, error.step_size
-    if name is None or value is None or _PROBING_STEP_SIZE.get():
-        return None
-    params = (
-        estimator.get_params(deep=False) if hasattr(estimator, "get_params") else {}
-    )
-    if params.get(name) != value:
-        return None
-    quiet = {"verbose": 0} if "verbose" in params else {}
-    diverged = []
-    token = _PROBING_STEP_SIZE.set(True)
-    try:
-        for power in range(1, _STEP_SIZE_TRIES + 1):
-            candidate = value / 10**power
-            trial = clone(estimator).set_params(**{name: candidate}, **quiet)
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    trial.fit(*args, **kwargs)
-            except DivergenceError:
-                diverged.append(f"{candidate:g}")
-                continue
-            smaller = f" ({', '.join(diverged)} diverged too)" if diverged else ""
-            return (
-                f"Tried on the same data with the same settings: {name}={candidate:g} "
-                f"fits without diverging{smaller}."
-            )
-    finally:
-        _PROBING_STEP_SIZE.reset(token)
-    return (
-        f"Tried on the same data with the same settings: {name} down to "
-        f"{diverged[-1]} ({_STEP_SIZE_TRIES} values, each 10x smaller) diverged "
-        "too: standardise X and y (e.g. a StandardScaler) or increase alpha "
-        "before trying smaller step sizes."
-    )
 
 
 def check_parameters(estimator) -> None:

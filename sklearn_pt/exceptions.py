@@ -20,10 +20,10 @@ class DivergenceError(ValueError, FloatingPointError):
 
     It is a :class:`ValueError` (the usual type for a bad parameter value) and a
     :class:`FloatingPointError` (what happened numerically). The message names
-    the parameter to change, typically ``learning_rate_init``; where an
-    estimator's ``fit`` raises it, the message gives a value of that
-    parameter that was tried on the same data and did not diverge. The
-    estimator that raised it keeps the state it had before ``fit`` was called.
+    the parameter to change, typically ``learning_rate_init``;
+    :func:`~sklearn_pt.model_selection.stable_step_size` finds a value of it
+    that fits the same data. The estimator that raised it keeps the state it
+    had before ``fit`` was called.
 
     Parameters
     ----------

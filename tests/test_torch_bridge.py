@@ -280,7 +280,9 @@ def test_callback_can_stop_training():
 @pytest.mark.parametrize("solver, lr", [("sgd", 1e3), ("gd", 1e3), ("adam", 1e7)])
 def test_divergence_names_the_learning_rate(solver, lr):
     X, y = linear_problem()
-    with pytest.raises(DivergenceError, match=r"Lower learning_rate_init or") as info:
+    with pytest.raises(
+        DivergenceError, match=r"Lower learning_rate_init \(e\.g\. to "
+    ) as info:
         train_module(
             linear_module(), X, y, solver=solver, learning_rate_init=lr, max_iter=50
         )

@@ -78,7 +78,11 @@ def divergence_message(
             "alpha, or use solver='adam'"
         )
     else:
-        fix = f"Lower {name} or standardise X and y"
+        fix = (
+            f"Lower {name} (e.g. to {value / 10:g}) or standardise X and y; "
+            "sklearn_pt.model_selection.stable_step_size(estimator, X, y) finds "
+            "a value that fits"
+        )
     start = (
         f"from {initial_loss:.4g} at initialisation "
         if math.isfinite(initial_loss)

@@ -8,6 +8,7 @@ from ._sample_ratio import (
     sample_ratio_threshold,
 )
 from ._stacked import fit_stacked
+from ._step_size import stable_step_size
 
 __all__ = [
     "PhaseTransitionDisplay",
@@ -17,4 +18,5 @@ __all__ = [
     "rate_crossing",
     "sample_ratio_curve",
     "sample_ratio_threshold",
+    "stable_step_size",
 ]

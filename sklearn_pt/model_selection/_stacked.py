@@ -12,7 +12,6 @@ configuration cannot be stacked.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import nullcontext
 
 import numpy as np
 
@@ -170,9 +169,9 @@ def fit_stacked(estimators: Sequence, X, y) -> list:
     ``stack`` stacks such plans (a
     :class:`~sklearn_pt._training.StackedFit`); it may define
     ``_stacked_fit_unsupported()``, the reason (or None) a configuration
-    cannot be stacked, and ``_stacked_planning()``, a context manager in
-    which the plans of one stacked fit are made (e.g. to draw once what
-    several plans share).
+    cannot be stacked, and the class method ``_plan_stacked(models,
+    datasets)``, which makes the plans of one stacked fit (e.g. to draw once
+    what several plans share).
 
     On a CPU the stacked step does the arithmetic of the ``K`` separate fits
     and saves their per-call overhead, so it gains most where that overhead
@@ -225,8 +224,10 @@ def fit_stacked_datasets(estimators: Sequence, datasets: Sequence) -> list:
         raise ValueError("Pass one (X, y) per estimator.")
 
     def fit(models) -> list:
-        planning = getattr(models[0], "_stacked_planning", nullcontext)
-        with planning():  # e.g. draws shared by the plans, made once
+        plan_stacked = getattr(type(models[0]), "_plan_stacked", None)
+        if plan_stacked is not None:  # e.g. draws shared by the plans, made once
+            plans = plan_stacked(models, datasets)
+        else:
             plans = [
                 model.plan_fit(X, y)
                 for model, (X, y) in zip(models, datasets, strict=True)

@@ -3,9 +3,6 @@ trainable network (P=1)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -91,7 +88,7 @@ few enough that they favour the features the whole data set uses. See
 
 
 def _leverage_first_layer(
-    X, width, n_trainable, *, init_scale, pool_size, reg, generator
+    X, width, n_trainable, *, init_scale, pool_size, reg, generator, draws=None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """First-layer weights whose first ``n_trainable`` rows are drawn by ridge
     leverage score sampling from a pool of candidates, the rest those of the
@@ -110,6 +107,7 @@ def _leverage_first_layer(
         init_scale=init_scale,
         pool_size=pool_size,
         reg=reg,
+        draws=draws,
     )
     return leading_candidates(*drawn, n_trainable)
 
@@ -125,52 +123,22 @@ def leading_candidates(weight, bias, pool_w, pool_b, order, k: int):
     return weight, bias
 
 
-_ORDER_CACHE: ContextVar[dict | None] = ContextVar("_ORDER_CACHE", default=None)
-
-
-@contextmanager
-def leverage_order_cache() -> Iterator[None]:
-    """Within this context, :func:`_leverage_order` draws and scores once per
-    (generator state, inputs, settings) and replays the result after.
-
-    The draws depend only on the generator's state, the inputs and the
-    settings, not on the number of neurons kept, so the fits of one seed at
-    several ``P`` (a stacked sweep) share one pool and one leverage
-    computation; the generator is left in the state the draws would leave
-    it in, so everything after is unchanged.
-    """
-    token = _ORDER_CACHE.set({})
-    try:
-        yield
-    finally:
-        _ORDER_CACHE.reset(token)
-
-
-def _leverage_order(X, width, n_trainable, *, generator, **settings):
-    """:func:`_draw_leverage_order`, replayed from :func:`leverage_order_cache`
-    when it is active and has these draws (``settings``: its ``init_scale``,
-    ``pool_size`` and ``reg``)."""
-
-    def draw():
+def _leverage_order(X, width, n_trainable, *, generator, draws=None, **settings):
+    """:func:`_draw_leverage_order`, replayed from ``draws`` (a dict shared by
+    the fits of one stacked sweep on one training set) when it holds the
+    draws of this generator state and these settings (its ``init_scale``,
+    ``pool_size`` and ``reg``); the generator is left as the draws leave it."""
+    if draws is None or n_trainable == 0:
         return _draw_leverage_order(
             X, width, n_trainable, generator=generator, **settings
         )
-
-    cache = _ORDER_CACHE.get()
-    if cache is None or n_trainable == 0:
-        return draw()
-    key = (
-        generator.get_state().numpy().tobytes(),
-        X.detach().cpu().numpy().tobytes(),
-        tuple(X.shape),
-        str(X.dtype),
-        str(X.device),
-        width,
-        *sorted(settings.items()),
-    )
-    if key not in cache:
-        cache[key] = (draw(), generator.get_state())
-    (weight, bias, pool_w, pool_b, order), state = cache[key]
+    key = (generator.get_state().numpy().tobytes(), width, *sorted(settings.items()))
+    if key not in draws:
+        drawn = _draw_leverage_order(
+            X, width, n_trainable, generator=generator, **settings
+        )
+        draws[key] = (drawn, generator.get_state())
+    (weight, bias, pool_w, pool_b, order), state = draws[key]
     generator.set_state(state)
     return weight.clone(), bias.clone(), pool_w, pool_b, order
 
@@ -234,26 +202,12 @@ def _auto_leverage_scores(features: torch.Tensor) -> torch.Tensor:
         return leverage_scores_at_degrees_of_freedom(features, 0.5 * rank)[0]
 
 
-class _StandardisedTarget(np.ndarray):
-    """Targets standardised for training, carrying the map back.
-
-    ``offset`` and ``scale`` (one value per output) give the raw targets as
-    ``self * scale + offset``. :meth:`PartiallyTrainableRegressor._set_fitted`
-    folds that map into the readout (when a fit plan completes, also in the
-    stacked sweep of :mod:`sklearn_pt.model_selection`).
-    """
-
-    offset: np.ndarray
-    scale: np.ndarray
-
-    def __array_finalize__(self, obj):
-        self.offset = getattr(obj, "offset", None)
-        self.scale = getattr(obj, "scale", None)
-
-
-def _standardise_training_target(y: np.ndarray) -> _StandardisedTarget:
-    """``(y - mean) / std`` per output column, as a :class:`_StandardisedTarget`
-    holding mean and std.
+def _standardise_training_target(
+    y: np.ndarray,
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """``(y - mean) / std`` per output column, and ``(offset, scale)``, one
+    value per output, that give the raw targets back as
+    ``standardised * scale + offset``.
 
     A column without spread (one sample, or a constant target) is left as it
     is: centring it would ask the network to output exactly zero, where any
@@ -270,9 +224,7 @@ def _standardise_training_target(y: np.ndarray) -> _StandardisedTarget:
     offset = np.where(spread, offset, 0.0)
     scale = np.where(spread, scale, 1.0)
     standardised = ((y_2d - offset) / scale).reshape(y.shape).astype(y.dtype)
-    target = standardised.view(_StandardisedTarget)
-    target.offset, target.scale = offset, scale
-    return target
+    return standardised, (offset, scale)
 
 
 def _fold_target_map(module, offset, scale) -> None:
@@ -606,9 +558,17 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
     :func:`~sklearn_pt.model_selection.fit_stacked` may differ: they choose
     the initial network (its weights and which neurons train), not how it
     trains."""
-    _stacked_planning = staticmethod(leverage_order_cache)
-    """The plans of a stacked fit are made in :func:`leverage_order_cache`:
-    one leverage pool and scoring per seed, not per ``P``."""
+    @classmethod
+    def _plan_stacked(cls, models, datasets) -> list[FitPlan]:
+        """The plans of a stacked fit (:func:`~sklearn_pt.model_selection.fit_stacked`):
+        the fits of one seed on one training set at several ``P`` share one
+        leverage pool and scoring, drawn once (the draws do not depend on
+        ``P``)."""
+        draws_by_data: dict[int, dict] = {}
+        return [
+            model._plan_fit(X, y, leverage_draws=draws_by_data.setdefault(id(X), {}))
+            for model, (X, y) in zip(models, datasets, strict=True)
+        ]
 
     @keep_state_on_error
     @_fit_context(prefer_skip_nested_validation=True)
@@ -650,8 +610,13 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
             sphere with ``project_to_sphere``), the solver's settings, the
             callbacks, and how the fitted attributes are set from the result.
         """
+        return self._plan_fit(X, y)
+
+    def _plan_fit(self, X, y, *, leverage_draws: dict | None = None) -> FitPlan:
+        """:meth:`plan_fit`, replaying the leverage draws held in
+        ``leverage_draws`` (see :meth:`_plan_stacked`)."""
         check_parameters(self)
-        X, y = self._validate_training_data(X, y)
+        X, y, target_map = self._validate_training_data(X, y)
         sizes = _check_hidden_layer_sizes(self.hidden_layer_sizes)
         proportions = _check_trainable_proportion(self.trainable_proportion, len(sizes))
         if self.solver == "ridge" and proportions.any():
@@ -667,7 +632,7 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         # after fit, where module_ is the whole map from raw X).
         X_t = self._preprocess(as_tensor(X, device=device, dtype=dtype))
         y_t = as_tensor(y_2d, device=device, dtype=dtype)
-        module = self._build_module(X_t, y_2d.shape[1], generator)
+        module = self._build_module(X_t, y_2d.shape[1], generator, leverage_draws)
         closed_form_only = self._readout_in_closed_form_only(module)
 
         def finish(plan, result):
@@ -677,7 +642,7 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
                 with torch.no_grad():
                     outputs = plan.module(plan.X)
                 warn_if_collapsed(outputs, plan.y, fix=self._collapse_fix())
-            self._set_fitted(plan.module, result, y, device)
+            self._set_fitted(plan.module, result, y, device, target_map)
             return self
 
         return FitPlan(
@@ -753,11 +718,12 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         ridge = _fit_ridge_readout(module, X_t, y_t, self.alpha)
         return result if _has_trainable_hidden(module) else ridge
 
-    def _validate_training_data(self, X, y) -> tuple[np.ndarray, np.ndarray]:
+    def _validate_training_data(self, X, y) -> tuple[np.ndarray, np.ndarray, tuple]:
         """``fit``'s validation of ``(X, y)`` (in :meth:`plan_fit`): float
         arrays, ``n_features_in_`` and feature names recorded; with
-        ``normalize_y``, ``y`` standardised (a :class:`_StandardisedTarget`
-        that :meth:`_set_fitted` maps back)."""
+        ``normalize_y``, ``y`` standardised. Returns ``(X, y, target_map)``:
+        ``target_map`` is the ``(offset, scale)`` that :meth:`_set_fitted`
+        folds into the readout, or None."""
         X, y = validate_input(
             validate_data,
             self,
@@ -767,12 +733,16 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
             y_numeric=True,
             dtype=[np.float64, np.float32],
         )
-        return X, _standardise_training_target(y) if self.normalize_y else y
+        if not self.normalize_y:
+            return X, y, None
+        return X, *_standardise_training_target(y)
 
-    def _build_module(self, X_t, n_outputs, generator) -> PartiallyTrainableMLP:
+    def _build_module(
+        self, X_t, n_outputs, generator, leverage_draws=None
+    ) -> PartiallyTrainableMLP:
         """The initial network for inputs ``X_t`` (already preprocessed, on the
         device): trainable neurons chosen as ``trainable_selection`` says, every
-        draw from ``generator``."""
+        draw from ``generator`` (or replayed from ``leverage_draws``)."""
         sizes = _check_hidden_layer_sizes(self.hidden_layer_sizes)
         proportions = _check_trainable_proportion(self.trainable_proportion, len(sizes))
         masks, first_layer = None, None
@@ -786,6 +756,7 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
                 pool_size=self.leverage_pool_size or 10 * sizes[0],
                 reg=self.leverage_reg,
                 generator=generator,
+                draws=leverage_draws,
             )
             masks = [torch.arange(sizes[0]) < n_trainable] + [
                 random_trainable_mask(width, p, generator=generator)
@@ -804,12 +775,13 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
             device=X_t.device,
         )
 
-    def _set_fitted(self, module, result, y, device) -> None:
+    def _set_fitted(self, module, result, y, device, target_map=None) -> None:
         """The fitted attributes, from the trained ``module`` (on ``device``),
-        the engine's ``result`` and the validated targets ``y`` (standardised
-        ones are mapped back into the readout here)."""
-        if isinstance(y, _StandardisedTarget):
-            _fold_target_map(module, y.offset, y.scale)
+        the engine's ``result`` and the validated targets ``y``; the
+        ``(offset, scale)`` of standardised targets is folded into the
+        readout here."""
+        if target_map is not None:
+            _fold_target_map(module, *target_map)
         module.project_inputs = self.project_to_sphere
         self.module_ = module
         self.trainable_masks_ = [

@@ -608,30 +608,28 @@ def test_module_is_the_whole_predictive_map(project_to_sphere):
     np.testing.assert_allclose(of_estimator, of_module, rtol=1e-12)
 
 
-def test_leverage_order_cache_replays_the_same_draws_and_generator_state():
-    """Under leverage_order_cache the second build of a seed reuses the pool
+def test_shared_leverage_draws_replay_the_same_layer_and_generator_state():
+    """With a shared ``draws`` dict, the second build of a seed reuses the pool
     and scores of the first, at another P, with the same layer and the same
-    generator state after as an uncached build."""
-    from sklearn_pt.neural_network._partial import (
-        _leverage_first_layer,
-        leverage_order_cache,
-    )
+    generator state after as a build without it."""
+    from sklearn_pt.neural_network._partial import _leverage_first_layer
 
     X = torch.nn.functional.normalize(
         torch.as_tensor(make_sphere_regression(n_samples=80)[0]), dim=1
     )
     settings = {"init_scale": 10.0, "pool_size": 60, "reg": "auto"}
 
-    def build(n_trainable):
+    def build(n_trainable, draws=None):
         generator = make_generator(7)
         layer = _leverage_first_layer(
-            X, 12, n_trainable, generator=generator, **settings
+            X, 12, n_trainable, generator=generator, draws=draws, **settings
         )
         return layer, torch.rand(3, generator=generator, dtype=torch.float64)
 
     plain = [build(k) for k in (3, 12)]
-    with leverage_order_cache():
-        cached = [build(k) for k in (3, 12, 3)]
+    draws = {}
+    cached = [build(k, draws) for k in (3, 12, 3)]
+    assert len(draws) == 1  # one seed, one draw
     for (layer, after), (layer_c, after_c) in zip(
         plain + plain[:1], cached, strict=True
     ):
@@ -642,10 +640,10 @@ def test_leverage_order_cache_replays_the_same_draws_and_generator_state():
     assert {tuple(w.tolist()) for w in plain[0][0][0][:3]} <= kept
 
 
-def test_a_stacked_fit_plans_in_the_leverage_cache(monkeypatch):
-    """fit_stacked makes a PartiallyTrainableRegressor's plans in its
-    _stacked_planning (leverage_order_cache): one pool draw and scoring per
-    seed whatever the number of P values, and the fits equal their own."""
+def test_a_stacked_fit_draws_the_leverage_pool_once_per_seed(monkeypatch):
+    """fit_stacked makes a PartiallyTrainableRegressor's plans with its
+    _plan_stacked: one pool draw and scoring per seed whatever the number of
+    P values, and the fits equal their own."""
     from sklearn.base import clone
 
     from sklearn_pt.model_selection import fit_stacked
