@@ -17,7 +17,7 @@ a matplotlib figure and a summary of the measured claim) that
   :func:`~sklearn_pt.theory.spike_count` and a finite-N prediction, He_3
   alignment for reused vs fresh batches under an activation that can carry
   it, two steps against one (Moniri, Hassani, 2026);
-- :func:`run_feature_learning` -- the Hessian-defined threshold delta_H
+- :data:`FEATURE_LEARNING` -- the Hessian-defined threshold delta_H
   and the success rate vs delta = n/d for first-layer GD, by d and width,
   and both spectral baselines (Montanari, Wang, 2026).
 
@@ -54,7 +54,7 @@ from ._claims import (
 )
 from ._common import SCALES, ExperimentResult, PlotDependencyError
 from ._deep import DEEP
-from ._feature_learning import run_feature_learning
+from ._feature_learning import FEATURE_LEARNING
 from ._partial import PARTIAL
 from ._runner import Experiment, judge, run
 from ._stats import (
@@ -81,7 +81,7 @@ EXPERIMENTS = {
     "partial-approximation": run_approximation,
     "deep": DEEP,
     "two-step": TWO_STEP,
-    "feature-learning": run_feature_learning,
+    "feature-learning": FEATURE_LEARNING,
 }
 """The experiments by command-line name (also the name of their files), in
 the order ``all`` runs them."""
@@ -95,6 +95,7 @@ __all__ = [
     "CONFIDENCE",
     "DEEP",
     "EXPERIMENTS",
+    "FEATURE_LEARNING",
     "N_RESAMPLES",
     "PARTIAL",
     "SCALES",
@@ -119,7 +120,6 @@ __all__ = [
     "judge",
     "run",
     "run_approximation",
-    "run_feature_learning",
     "seed_curves",
     "sign_test",
     "sign_test_p_value",
