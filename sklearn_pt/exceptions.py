@@ -7,7 +7,12 @@ Warnings about training that stopped before converging reuse scikit-learn's
 
 from sklearn.exceptions import ConvergenceWarning
 
-__all__ = ["ConvergenceWarning", "DeviceFallbackWarning", "DivergenceError"]
+__all__ = [
+    "CollapseWarning",
+    "ConvergenceWarning",
+    "DeviceFallbackWarning",
+    "DivergenceError",
+]
 
 
 class DivergenceError(ValueError, FloatingPointError):
@@ -57,4 +62,16 @@ class DeviceFallbackWarning(UserWarning):
     """Warned when a model fitted on an accelerator is loaded where it is absent.
 
     The model's tensors are then kept on the CPU, where it predicts as before.
+    """
+
+
+class CollapseWarning(ConvergenceWarning):
+    """Warned when a fit ends having learned nothing from ``X``.
+
+    Its predictions on the data it was fitted to are constant (every hidden
+    unit inactive or saturated there, where the gradient vanishes), or no
+    better than predicting the mean of ``y`` (a coefficient of determination
+    below :data:`sklearn_pt._training.NO_FIT_R2`). The message names the
+    setting to change. It is a :class:`ConvergenceWarning`, so existing
+    filters of those apply.
     """

@@ -26,7 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sklearn_pt._compat import Interval, InvalidParameterError, StrOptions
 from sklearn_pt.datasets import make_single_index
-from sklearn_pt.exceptions import DivergenceError
+from sklearn_pt.exceptions import CollapseWarning, DivergenceError
 from sklearn_pt.feature_extraction import TwoStepFeatures
 from sklearn_pt.kernels import BiasedReLUFeatures, BiasedReLUKernel
 from sklearn_pt.model_selection._stacked import fit_stacked_datasets
@@ -440,14 +440,14 @@ def test_a_collapse_to_dead_units_raises_divergence(stacked):
 @pytest.mark.parametrize("stacked", [False, True])
 def test_a_fit_that_starts_with_every_unit_dead_warns(stacked):
     # random_state=0 draws the one ReLU unit with w.x < 0 on every row of
-    # x = (1, t): zero gradient, a constant prediction and a flat loss, from
-    # the start; random_state=3 draws it active and it trains.
+    # x = (1, t): zero gradient and a constant prediction from the start;
+    # random_state=3 draws it active and it trains.
     X = np.column_stack([np.ones(20), np.linspace(0.5, 1.5, 20)])
-    y = np.ones(20)
+    y = X[:, 1]
     dead = FirstLayerGDRegressor(
         1, activation="relu", learning_rate_init=0.1, max_iter=5, random_state=0
     )
-    with pytest.warns(ConvergenceWarning, match=r"did not move.*another random_state"):
+    with pytest.warns(CollapseWarning, match=r"predicts a constant.*random_state"):
         if stacked:
             fit_stacked_datasets([dead], [(X, y)])
         else:

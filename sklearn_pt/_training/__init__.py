@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 from ._callbacks import (
-    STUCK_MESSAGE,
     Callback,
     DivergenceCheck,
     EarlyStopping,
@@ -29,6 +28,7 @@ from ._callbacks import (
     default_callbacks,
     divergence_message,
 )
+from ._collapse import NO_FIT_R2, warn_if_collapsed, warn_if_constant_features
 from ._epochs import EpochPlan, ToleranceRule, resolve_batch_size
 from ._loop import Loop, TrainingResult, fit_loop
 from ._losses import INITIAL_LOSS_ROWS, half_squared_error, initial_loss, penalty
@@ -47,8 +47,8 @@ from ._steppers import (
 __all__ = [
     "FIRST_ORDER_SOLVERS",
     "INITIAL_LOSS_ROWS",
+    "NO_FIT_R2",
     "SOLVERS",
-    "STUCK_MESSAGE",
     "Callback",
     "DivergenceCheck",
     "EarlyStopping",
@@ -79,4 +79,6 @@ __all__ = [
     "penalty",
     "resolve_batch_size",
     "run_stacked",
+    "warn_if_collapsed",
+    "warn_if_constant_features",
 ]

@@ -29,7 +29,6 @@ from ..exceptions import ConvergenceWarning, DivergenceError
 from ._losses import half_squared_error
 
 __all__ = [
-    "STUCK_MESSAGE",
     "Callback",
     "DivergenceCheck",
     "EarlyStopping",
@@ -49,14 +48,6 @@ _FINAL_RISE_FACTOR = 10.0
 _WARN_STACKLEVEL = 4
 """From ``warnings.warn`` in a hook, past the hook, fit_loop and FitPlan.run
 (or the sweep's helper): the line of the estimator that trains."""
-
-STUCK_MESSAGE = (
-    "Training did not move: the predictions do not depend on X and the loss "
-    "never changed (every hidden unit inactive on the training data from the "
-    "start, where the gradient vanishes). Use another random_state, more "
-    "hidden units or a smooth activation such as 'gelu'."
-)
-"""The warning of a fit that starts, and stays, with dead units."""
 
 
 class Callback:
@@ -128,9 +119,9 @@ class DivergenceCheck(Callback):
     :class:`~sklearn_pt.exceptions.DivergenceError`. After training, with
     ``relative=True``, a last loss ten times the initial one is too, and
     outputs that no longer depend on the inputs (every hidden unit inactive,
-    zero gradient) are a "collapsed" error when the loss rose; whatever
-    ``relative``, such outputs with a loss that never changed give the
-    :data:`STUCK_MESSAGE` warning.
+    zero gradient) are a "collapsed" error when the loss rose. A fit that
+    ends without learning anything, its loss lower, is the estimator's to
+    warn about (:func:`~sklearn_pt._training.warn_if_collapsed`).
 
     Parameters
     ----------
@@ -200,19 +191,11 @@ class DivergenceCheck(Callback):
             if curve[-1] > _FINAL_RISE_FACTOR * reference:
                 loop.fail(k, self.error(loop, k, curve[-1], result.n_iter))
                 continue
-            rose = curve[-1] > reference
-            flat = len(curve) > 1 and len(set(curve)) == 1
-            if not (rose or flat):
-                continue
-            if not constant_outputs(*loop.stepper.first_rows_and_outputs(k)):
-                continue
-            if rose:
+            if curve[-1] > reference and constant_outputs(
+                *loop.stepper.first_rows_and_outputs(k)
+            ):
                 error = self.error(loop, k, curve[-1], result.n_iter, collapsed=True)
                 loop.fail(k, error)
-            else:
-                warnings.warn(
-                    STUCK_MESSAGE, ConvergenceWarning, stacklevel=_WARN_STACKLEVEL
-                )
 
 
 class EarlyStopping(Callback):

@@ -1,46 +1,37 @@
-"""Reproductions of the papers' figures, as used by ``sklearn-pt reproduce``.
+"""The reproductions of the papers' claims, behind ``sklearn-pt reproduce``.
 
-Each experiment is a function ``run_<name>(*, scale, device, seeds, n_jobs,
-progress)`` returning an :class:`ExperimentResult` (a table of raw numbers,
-a matplotlib figure and a summary of the measured claim) that
-:meth:`ExperimentResult.write` saves as PNG, CSV and Markdown:
+An experiment is data, an :class:`Experiment`: its sizes per scale, one
+``measure(config, seed)`` that fits and returns rows, the paper's claims as
+:class:`Claim` objects and the panels of its figure. :func:`run` runs every
+cell of its grid for every seed in joblib workers (under the caller's
+scikit-learn and library configurations), gathers the rows into one long
+pandas table and judges the claims; :func:`judge` gives the same verdicts
+from the table or its written CSV alone.
 
-- :func:`run_partial` -- training error vs the trainable proportion P for
-  two init scales, in the theory's design, against the theory bound (He, Lao,
-  Lu, Zhang, 2026);
-- :func:`run_approximation` -- the best approximation error E(P) of a
-  width-m network, the quantity the bound is about: its shape in P, the
-  fitted mismatch ratio and its decay in m (``sklearn-pt reproduce partial``
-  runs both);
-- :func:`run_deep` -- the same for several depths;
-- :data:`TWO_STEP` -- outliers added by the second gradient step vs
-  :func:`~sklearn_pt.theory.spike_count` and a finite-N prediction, He_3
-  alignment for reused vs fresh batches under an activation that can carry
-  it, two steps against one (Moniri, Hassani, 2026);
-- :data:`FEATURE_LEARNING` -- the Hessian-defined threshold delta_H
-  and the success rate vs delta = n/d for first-layer GD, by d and width,
-  and both spectral baselines (Montanari, Wang, 2026).
+- :data:`PARTIAL` -- training error against the trainable proportion P for
+  two init scales, in the theory's design (He, Lao, Lu, Zhang, 2026);
+- :func:`run_approximation` -- the best approximation error E(P) that the bound
+  is about (``sklearn-pt reproduce partial`` runs both);
+- :data:`DEEP` -- the transition in P for deep networks;
+- :data:`TWO_STEP` -- outliers of the weight spectrum after two large GD
+  steps, reused against fresh batches, two steps against one (Moniri,
+  Hassani, 2026);
+- :data:`FEATURE_LEARNING` -- the Hessian-defined threshold and the success
+  of first-layer GD against delta = n/d (Montanari, Wang, 2026).
 
-``scale`` is one of :data:`SCALES` (``"small"``, ``"medium"``,
-``"paper"``); ``"small"`` runs all five in a little over a minute (an
-estimate from CPU time; 117.6 s measured idle before the partial sweep's
-small scale went to 400 epochs) on a two-core CPU (``sklearn-pt reproduce
-all``, one seed per core).
-Drawing needs matplotlib (``pip install sklearn_pt[plot]``).
+A claim's verdict is one of :data:`VERDICTS`, from the outcomes of its test
+(:class:`SignTest`, :class:`IntervalTest`) at each point of the range the
+paper states it on; the statistics (:func:`sign_test`,
+:func:`bootstrap_interval`, ...) use :mod:`scipy.stats` at one level
+(:data:`SIGN_LEVEL`) and one confidence and resample count
+(:data:`CONFIDENCE`, :data:`N_RESAMPLES`), which every verdict line states.
+The tables, figures and CSVs need pandas and matplotlib, the ``plot`` extra.
 
-Every verdict line is a :class:`Verdict` built by :meth:`Verdict.from_outcomes`
-from per-range-point outcomes of :func:`sign_test` (paired over seeds, at
-:data:`LEVEL`) or :func:`interval_test` (of a :func:`bootstrap_interval`),
-in one of the four words of :data:`VERDICTS`; :func:`judge` is the rule that
-turns the outcomes into the word. They are public so that an example or a
-study of one's own judges its claims by the same rules.
-
-The networks are small, so one torch thread per fit is fastest: on two busy
-cores a fit of :func:`run_partial` took 0.33 s with
-``torch.set_num_threads(1)`` and 3.35 s with two threads. ``sklearn-pt
-reproduce`` runs with one thread (``--threads``) and parallelises over fits
-with ``--n-jobs`` (by default one worker per core); the functions here leave
-torch's settings alone.
+Examples
+--------
+>>> from sklearn_pt.experiments import DEEP, run
+>>> result = run(DEEP, scale="tiny", progress=False)  # doctest: +SKIP
+>>> result.write("results/")  # doctest: +SKIP
 """
 
 from ._approximation import run_approximation
@@ -95,7 +86,6 @@ __all__ = [
     "CONFIDENCE",
     "DEEP",
     "EXPERIMENTS",
-    "FEATURE_LEARNING",
     "N_RESAMPLES",
     "PARTIAL",
     "SCALES",
@@ -120,6 +110,7 @@ __all__ = [
     "judge",
     "run",
     "run_approximation",
+    "FEATURE_LEARNING",
     "seed_curves",
     "sign_test",
     "sign_test_p_value",

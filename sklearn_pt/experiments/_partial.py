@@ -13,11 +13,9 @@ batch (:func:`~sklearn_pt.model_selection.fit_stacked`).
 
 from __future__ import annotations
 
-import warnings
 from itertools import product
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import mean_squared_error
 
 from ..datasets import make_sphere_regression
@@ -143,9 +141,7 @@ def measure(config: dict, seed: int) -> list[dict]:
         )
         for selection, tau, p in fits
     ]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        fitted = fit_stacked(networks, *splits[0])
+    fitted = fit_stacked(networks, *splits[0])
     rows = []
     for keys, fit in zip(fits, fitted, strict=True):
         errors = (

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from sklearn.exceptions import ConvergenceWarning
 
 from .._parallel import delayed, run_tasks
 from .._plotting import import_matplotlib
@@ -114,7 +116,12 @@ def _seed_count(seeds: int | None, default: int) -> int:
 
 def _measure_cell(measure, config: dict, cell: dict, seed: int) -> Rows:
     keys = {k: v for k, v in cell.items() if k != "seeds" and not _is_list(v)}
-    return [{**keys, "seed": seed, **row} for row in measure(config, seed)]
+    # Experiments fit where training fails on purpose (below a threshold, a
+    # few steps): the rows record the outcome, the warnings would repeat it.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        rows = measure(config, seed)
+    return [{**keys, "seed": seed, **row} for row in rows]
 
 
 def _is_list(value) -> bool:

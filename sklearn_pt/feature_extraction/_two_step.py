@@ -20,10 +20,11 @@ from .._base import (
 )
 from .._compat import _fit_context, validate_data
 from .._torch_bridge import predict_numpy
-from .._training import FitPlan
+from .._training import FitPlan, warn_if_constant_features
 from ..neural_network._two_step_plan import (
     _TWO_STEP_CONSTRAINTS,
     _check_step_params,
+    collapse_fix,
     plan_two_steps,
 )
 
@@ -207,6 +208,9 @@ class TwoStepFeatures(
 
         def keep_features(network, readout_mask, steps):
             steps.set_on(self)
+            warn_if_constant_features(
+                predict_numpy(network.feature_map, X), fix=collapse_fix(self)
+            )
             self.module_ = network.feature_map
             self._n_features_out = width
             return self

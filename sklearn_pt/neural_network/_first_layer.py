@@ -34,6 +34,7 @@ from .._training import (
     LossHistory,
     PrintLog,
     StackedFit,
+    warn_if_collapsed,
 )
 from ..decomposition import SpectralEstimator
 from ..metrics import neuron_overlap
@@ -360,6 +361,9 @@ default="ones"
         y_t = as_tensor(y, device=device, dtype=dtype)
 
         def finish(plan, result):
+            with torch.no_grad():
+                outputs = plan.module(plan.X)
+            warn_if_collapsed(outputs, plan.y, fix=self._collapse_fix(result))
             history = {}
             for callback in plan.callbacks:
                 if hasattr(callback, "fitted_history"):
@@ -378,6 +382,21 @@ default="ones"
             y=y_t,
             generator=generator,
             stack=_stack_plans if stackable else None,
+        )
+
+    def _collapse_fix(self, result) -> str:
+        """What to change when a fit learned nothing (:class:`CollapseWarning`):
+        more steps while the loss still fell, else a smaller step."""
+        curve = result.loss_curve
+        if len(curve) > 1 and curve[-1] < curve[0]:
+            return (
+                f"The loss was still falling: raise max_iter (now {self.max_iter}) "
+                "or learning_rate_init."
+            )
+        return (
+            f"Lower learning_rate_init (now {self.learning_rate_init:g}), or use "
+            "another random_state, more hidden units or a smooth activation such "
+            "as 'gelu'."
         )
 
     def _callbacks(self, module, X_t, y_t, test, directions) -> list[Callback]:

@@ -36,6 +36,7 @@ from .._training import (
     default_callbacks,
     half_squared_error,
     penalty,
+    warn_if_collapsed,
 )
 from ..kernels import ridge_leverage_scores
 from ..kernels._leverage import leverage_scores_at_degrees_of_freedom
@@ -689,6 +690,10 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         def finish(plan, result):
             if not closed_form_only:
                 result = self._finish_readout(plan.module, plan.X, plan.y, result)
+            if closed_form_only or result.converged:  # else max_iter warned
+                with torch.no_grad():
+                    outputs = plan.module(plan.X)
+                warn_if_collapsed(outputs, plan.y, fix=self._collapse_fix())
             self._set_fitted(plan.module, result, y, device)
             return self
 
@@ -737,6 +742,16 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         return default_callbacks(
             tol=self.tol, n_iter_no_change=self.n_iter_no_change, verbose=self.verbose
         )
+
+    def _collapse_fix(self) -> str:
+        """What to change when a fit learned nothing (:class:`CollapseWarning`)."""
+        alpha = f"alpha (now {self.alpha:g})"
+        if self.solver in FIRST_ORDER_SOLVERS:
+            return (
+                f"Lower learning_rate_init (now {self.learning_rate_init:g}) or "
+                f"{alpha}, or use another random_state or more hidden units."
+            )
+        return f"Lower {alpha}, or use more hidden units or another random_state."
 
     def _readout_in_closed_form_only(self, module) -> bool:
         """Whether the fit is the closed-form readout alone: ``solver="ridge"``,

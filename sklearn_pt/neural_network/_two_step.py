@@ -24,14 +24,13 @@ from .._compat import (
     validate_data,
 )
 from .._torch_bridge import predict_numpy
-from .._training import (
-    FitPlan,
-)
+from .._training import FitPlan, warn_if_collapsed
 from ._two_step_plan import (
     _TWO_STEP_CONSTRAINTS,
     RIDGE_ALPHAS,
     _check_step_params,
     check_features_finite,
+    collapse_fix,
     plan_two_steps,
 )
 
@@ -351,6 +350,12 @@ class TwoStepFeatureLearner(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
             else:
                 readout = Ridge(alpha=self.ridge_alpha).fit(features, y[readout_mask])
                 self.ridge_alpha_ = float(self.ridge_alpha)
+            warn_if_collapsed(
+                readout.predict(features),
+                y[readout_mask],
+                fix=collapse_fix(self),
+                data="readout split",
+            )
             self.module_ = network
             self.readout_ = readout
             self.readout_mask_ = readout_mask

@@ -243,6 +243,15 @@ def check_step(weight, X_b, activation, *, where: str, step_sizes) -> None:
     )
 
 
+def collapse_fix(estimator) -> str:
+    """What to change when the steps left features that carry nothing of X."""
+    return (
+        "Lower step_size_constants (now "
+        f"{tuple(float(c) for c in estimator.step_size_constants)}) or "
+        "step_size_exponents, or use another random_state."
+    )
+
+
 RIDGE_ALPHAS = np.logspace(-2, 5, 15)
 """The penalties ``ridge_alpha="auto"`` chooses from (leave-one-out)."""
 
