@@ -16,7 +16,7 @@ from the table or its written CSV alone.
 - :data:`TWO_STEP` -- outliers of the weight spectrum after two large GD
   steps, reused against fresh batches, two steps against one (Moniri,
   Hassani, 2026);
-- :func:`run_feature_learning` -- the Hessian-defined threshold and the success
+- :data:`FEATURE_LEARNING` -- the Hessian-defined threshold and the success
   of first-layer GD against delta = n/d (Montanari, Wang, 2026).
 
 A claim's verdict is one of :data:`VERDICTS`, from the outcomes of its test
@@ -45,7 +45,7 @@ from ._claims import (
 )
 from ._common import SCALES, ExperimentResult, PlotDependencyError
 from ._deep import DEEP
-from ._feature_learning import run_feature_learning
+from ._feature_learning import FEATURE_LEARNING
 from ._partial import PARTIAL
 from ._runner import Experiment, judge, run
 from ._stats import (
@@ -72,7 +72,7 @@ EXPERIMENTS = {
     "partial-approximation": run_approximation,
     "deep": DEEP,
     "two-step": TWO_STEP,
-    "feature-learning": run_feature_learning,
+    "feature-learning": FEATURE_LEARNING,
 }
 """The experiments by command-line name (also the name of their files), in
 the order ``all`` runs them."""
@@ -86,6 +86,7 @@ __all__ = [
     "CONFIDENCE",
     "DEEP",
     "EXPERIMENTS",
+    "FEATURE_LEARNING",
     "N_RESAMPLES",
     "PARTIAL",
     "SCALES",
@@ -110,7 +111,6 @@ __all__ = [
     "judge",
     "run",
     "run_approximation",
-    "run_feature_learning",
     "seed_curves",
     "sign_test",
     "sign_test_p_value",

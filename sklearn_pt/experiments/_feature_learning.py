@@ -3,27 +3,34 @@ retrieval, measured the way Montanari and Wang (2026) define it (the
 Hessian's negative outlier at the end of the first phase) and by the success
 rate, over d, width and initialisation, beside the spectral methods.
 
-measure -> judge -> draw: :func:`measure_runs` gives one row per fit (the
-CSV), :func:`judge` computes the verdicts from that table alone (as
-:func:`~sklearn_pt.experiments._common.read_csv_table` reads it back),
-:func:`analyse` the crossings, intervals and extrapolations the summary and
-the figure show.
+One row per fit (cell: ``method``, ``init``, ``width``, ``d``, ``delta``;
+then ``seed``). GD rows: ``overlap``/``success`` at the end of training;
+``test_loss_ratio`` (test MSE over the trivial one); ``plateau``, the GD
+steps until the test loss halves (inf: never); ``first_phase_step``,
+``first_phase_overlap``, where the rule of :func:`first_phase_end` fires on
+the run's train loss (NaN: never) and W's overlap there; ``hessian_step``,
+where it fires in the run with theta*'s component held at 0
+(:class:`HardDirectionProjection`), at whose weights ``outlier_eigenvalue``,
+``outlier_overlap`` and ``bulk_edge`` are read off the Hessian
+(:func:`pick_outlier`) and ``outlier`` says whether the outlier is found
+(:func:`outlier_found`). Spectral rows (``init`` "-", ``width`` 0) carry
+``overlap``, ``success`` and the squared-overlap limit of their
+preprocessing (``squared_overlap_limit``).
 """
 
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import torch
-from scipy.optimize import brentq
 from scipy.sparse.linalg import ArpackNoConvergence
 from sklearn.base import clone
 
-from .._parallel import delayed, run_tasks
 from .._training import Callback
 from ..datasets import make_phase_retrieval
 from ..decomposition import SpectralEstimator
@@ -32,46 +39,12 @@ from ..model_selection import rate_crossing
 from ..model_selection._sample_ratio import held_out_loss_ratio
 from ..neural_network import FirstLayerGDRegressor
 from ..spectral import hessian_spectrum
-from ..theory import spectral_overlap, spectral_threshold
-from ._common import (
-    ExperimentResult,
-    Stopwatch,
-    as_table,
-    new_figure,
-    plural,
-    progress_bar,
-    resolve_run_device,
-    resolve_seeds,
-    select_preset,
-)
-from ._verdicts import (
-    HOLDS,
-    NEITHER,
-    OPPOSITE,
-    Verdict,
-    bootstrap_interval,
-    interval_test,
-    sign_test,
-)
+from ..theory import spectral_overlap, spectral_ratio_for_overlap, spectral_threshold
+from ._claims import Claim, IntervalTest, SignTest
+from ._runner import Experiment
+from ._stats import HOLDS, NEITHER, OPPOSITE, Estimate, bootstrap_interval, seed_curves
 
-__all__ = [
-    "FEATURE_LEARNING_PRESETS",
-    "PAPER_THRESHOLDS",
-    "FeatureLearningPreset",
-    "FirstPhaseSnapshot",
-    "HardDirectionProjection",
-    "analyse",
-    "crossing",
-    "extrapolate_crossing",
-    "first_phase_end",
-    "judge",
-    "measure_runs",
-    "outlier_found",
-    "pick_outlier",
-    "run_feature_learning",
-    "separation_margin",
-    "step_budget",
-]
+__all__ = ["FEATURE_LEARNING", "first_phase_end", "measure", "step_budget"]
 
 REFERENCE = (
     'Montanari, Wang (2026), "Phase Transitions for Feature Learning in Neural '
@@ -174,8 +147,6 @@ QUOTED_EXPONENT = 0.5
 INFORMATIVE_WIDTH = 0.5
 """An extrapolation's interval can reproduce the paper's value only when it
 is at most this fraction of the value wide (else the data cannot tell)."""
-CONFIDENCE = 0.9
-"""Coverage of every bootstrap interval (resampling the seeds)."""
 ACTIVATIONS = {"quadratic": "quadratic", "GeLU": "gelu"}
 STEP_RULES = {"quadratic": 0.0375, "GeLU": 0.25}
 """Step size per unit width (FirstLayerGDRegressor: about 0.04 * width is
@@ -189,145 +160,6 @@ SPECTRAL_SLACK = 0.05
 overlap and its d -> inf limit, on top of the bootstrap interval (the bias
 is at most 0.010 at d = 2000, tests/theory/test_phase_retrieval.py, and
 grows as d falls)."""
-crossing = rate_crossing
-COLUMNS = (
-    "method",
-    "init",
-    "width",
-    "d",
-    "delta",
-    "seed",
-    "max_iter",
-    "overlap",
-    "success",
-    "test_loss_ratio",
-    "plateau",
-    "first_phase_step",
-    "first_phase_overlap",
-    "hessian_step",
-    "outlier_eigenvalue",
-    "outlier_overlap",
-    "bulk_edge",
-    "outlier",
-    "squared_overlap_limit",
-)
-"""One row per fit. ``overlap``/``success``: at the end of training;
-``plateau``: GD steps until the test loss halves (inf: never);
-``first_phase_step``, ``first_phase_overlap``: where the first-phase rule
-fires on the run's train loss (NaN: never) and W's overlap there (has the
-escape begun?); ``hessian_step``: where it fires in the run with theta*'s
-component held at 0 (:class:`HardDirectionProjection`), at whose weights
-``outlier_eigenvalue``, ``outlier_overlap`` are the eigenpair of the
-Hessian, among its ``width`` smallest eigenvalues, whose eigenvector
-overlaps theta* most; ``bulk_edge``:
-the ``width + 1``-th smallest eigenvalue; ``outlier``: 1 when the outlier is
-found (:func:`outlier_found`: negative, overlap above
-:data:`HESSIAN_OVERLAP`, below the bulk edge by more than
-:func:`separation_margin` ``|bulk edge|``); spectral rows carry the
-squared-overlap limit of their preprocessing instead."""
-
-
-def spectral_criterion_crossing(
-    success: float = SUCCESS_OVERLAP, preprocessing: str = "optimal"
-) -> float:
-    """The ``delta`` at which a spectral method's limiting ``|cosine|`` with
-    ``theta*`` reaches ``success``: the d -> inf value of the crossing this
-    experiment measures for it (above
-    :func:`~sklearn_pt.theory.spectral_threshold`, where the overlap is
-    still 0).
-
-    Examples
-    --------
-    >>> from sklearn_pt.experiments._feature_learning import (
-    ...     spectral_criterion_crossing)
-    >>> round(spectral_criterion_crossing(0.5), 2)
-    1.12
-    >>> round(spectral_criterion_crossing(0.5, "max-overlap"), 2)
-    1.04
-    """
-    target = success**2
-    low = spectral_threshold(preprocessing)
-    high = 2 * low
-    while spectral_overlap(high, preprocessing) < target:
-        high *= 2
-    return float(
-        brentq(
-            lambda delta: spectral_overlap(delta, preprocessing) - target,
-            low,
-            high,
-            xtol=1e-8,
-        )
-    )
-
-
-@dataclass(frozen=True)
-class FeatureLearningPreset:
-    """Sizes of the study: dimensions, widths, seeds, the GD budget at
-    d = 100 (it grows with log d, :func:`step_budget`), the grids of delta,
-    the widths also run from the spectral initialisation (at the smallest
-    d), held-out samples and bootstrap resamples."""
-
-    dims: tuple[int, ...]
-    widths: tuple[int, ...]
-    n_seeds: int
-    base_iter: int
-    grids: tuple[tuple[str, tuple[float, ...]], ...] = (
-        ("quadratic", (1.0, 2.0, 3.0, 4.0, 6.0)),
-        ("GeLU", (2.0, 4.0, 6.0, 8.0, 10.0)),
-        ("spectral", (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0)),
-    )
-    spectral_init_widths: tuple[int, ...] = ()
-    n_test: int = 500
-    n_bootstrap: int = 500
-
-
-FEATURE_LEARNING_PRESETS = {
-    "tiny": FeatureLearningPreset(
-        dims=(20, 40),
-        widths=(2,),
-        n_seeds=3,
-        base_iter=40,
-        grids=(
-            ("quadratic", (1.0, 4.0, 8.0)),
-            ("GeLU", (2.0, 6.0, 10.0)),
-            ("spectral", (0.5, 2.0, 4.0)),
-        ),
-        spectral_init_widths=(2,),
-        n_test=100,
-        n_bootstrap=50,
-    ),
-    "small": FeatureLearningPreset(
-        dims=(100, 200),
-        widths=(2, 4),
-        n_seeds=6,
-        base_iter=300,
-        grids=(
-            ("quadratic", (1.0, 2.0, 3.0, 4.0, 6.0)),
-            ("GeLU", (2.0, 4.0, 6.0, 8.0)),
-            ("spectral", (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0)),
-        ),
-        spectral_init_widths=(4,),
-    ),
-    "medium": FeatureLearningPreset(
-        dims=(100, 200, 400),
-        widths=(1, 2, 4, 8),
-        n_seeds=8,
-        base_iter=400,
-        spectral_init_widths=(1, 2, 4, 8),
-    ),
-    "paper": FeatureLearningPreset(
-        dims=(100, 200, 400, 800, 1600),
-        widths=(1, 2, 4, 8),
-        n_seeds=16,
-        base_iter=1000,
-        grids=(
-            ("quadratic", (1.0, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0)),
-            ("GeLU", (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0)),
-            ("spectral", (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0)),
-        ),
-        spectral_init_widths=(1, 2, 4, 8),
-    ),
-}
 
 
 def step_budget(base_iter: int, d: int) -> int:
@@ -341,15 +173,6 @@ def step_budget(base_iter: int, d: int) -> int:
     (500, 750)
     """
     return round(base_iter * math.log(d) / math.log(100))
-
-
-def _plateau_at(losses: Sequence[float], t: int, window: int, drop: float) -> bool:
-    """Whether ``losses[t]`` has fallen by less than ``drop`` (relative)
-    from ``losses[t - window]``."""
-    if t < window:
-        return False
-    before = losses[t - window]
-    return bool(losses[t] >= (1.0 - drop) * before)
 
 
 def first_phase_end(
@@ -388,7 +211,7 @@ def first_phase_end(
     True
     """
     for t in range(window, len(losses)):
-        if _plateau_at(losses, t, window, drop):
+        if losses[t] >= (1 - drop) * losses[t - window]:
             return t
     return None
 
@@ -416,10 +239,7 @@ class FirstPhaseSnapshot(Callback):
         self, module, *, window=FIRST_PHASE_WINDOW, drop=FIRST_PHASE_DROP, stop=False
     ):
         self.module, self.window, self.drop, self.stop = module, window, drop, stop
-        self.losses: list[float] = []
-        self.step: int | None = None
-        self.weight = None
-        self._previous = None
+        self.losses, self.step, self.weight, self._previous = [], None, None, None
 
     def _current(self):
         return self.module.weight.detach().clone()
@@ -429,9 +249,10 @@ class FirstPhaseSnapshot(Callback):
 
     def on_iteration_end(self, loop, k, loss):
         self.losses.append(float(loss))  # the loss of the weights before
-        t = len(self.losses) - 1
-        if self.step is None and _plateau_at(self.losses, t, self.window, self.drop):
-            self.step, self.weight = t, self._previous
+        tail = self.losses[-self.window - 1 :]  # the rule fires at its last step?
+        fired = first_phase_end(tail, window=self.window, drop=self.drop)
+        if self.step is None and fired is not None:
+            self.step, self.weight = len(self.losses) - 1, self._previous
             if self.stop:
                 return "end of the first phase"
         self._previous = self._current()
@@ -455,12 +276,9 @@ class HardDirectionProjection(Callback):
 
     def __init__(self, module, directions):
         self.module = module
-        basis = np.linalg.qr(
-            np.asarray(directions, dtype=float).reshape(len(directions), -1)
-        )[0]
-        self.basis = torch.as_tensor(
-            basis, dtype=module.weight.dtype, device=module.weight.device
-        )
+        directions = np.asarray(directions, dtype=float).reshape(len(directions), -1)
+        basis = np.linalg.qr(directions)[0]
+        self.basis = torch.as_tensor(basis).to(module.weight)
 
     def project(self) -> None:
         with torch.no_grad():
@@ -471,8 +289,7 @@ class HardDirectionProjection(Callback):
         self.project()
 
     def on_iteration_end(self, loop, k, loss):
-        self.project()
-        return None
+        return self.project()
 
 
 def pick_outlier(eigenvalues, overlaps, width: int) -> tuple[float, float, float]:
@@ -502,19 +319,15 @@ def pick_outlier(eigenvalues, overlaps, width: int) -> tuple[float, float, float
     >>> pick_outlier([-3.0, -2.5, -1.0, -0.9], [0.2, 0.9, 0.1, 0.1], width=2)
     (-2.5, 0.9, -1.0)
     """
-    eigenvalues = np.asarray(eigenvalues, dtype=float)
-    overlaps = np.asarray(overlaps, dtype=float)
+    eigenvalues, overlaps = np.asarray(eigenvalues, float), np.asarray(overlaps, float)
     if eigenvalues.size <= width:
         raise ValueError(
-            f"pick_outlier needs at least width + 1 = {width + 1} eigenvalues "
-            f"(the bulk edge is the {width + 1}-th); got {eigenvalues.size}. "
-            "Ask hessian_spectrum for k = width + 1."
+            f"pick_outlier needs width + 1 = {width + 1} eigenvalues (the bulk edge is "
+            f"the last); got {eigenvalues.size}; ask hessian_spectrum for k = width + 1"
         )
     best = int(np.argmax(overlaps[:width]))
-    return (
-        float(eigenvalues[best]),
-        float(overlaps[best]),
-        float(eigenvalues[width]),
+    return tuple(
+        float(v) for v in (eigenvalues[best], overlaps[best], eigenvalues[width])
     )
 
 
@@ -595,11 +408,8 @@ def outlier_found(eigenvalue, overlap, bulk_edge, d, *, min_overlap=HESSIAN_OVER
     )
     margin = separation_margin(d) * np.abs(bulk_edge)
     with np.errstate(invalid="ignore"):
-        found = (
-            (eigenvalue < 0)
-            & (overlap > min_overlap)
-            & (bulk_edge - eigenvalue > margin)
-        )
+        separated = bulk_edge - eigenvalue > margin
+        found = (eigenvalue < 0) & (overlap > min_overlap) & separated
     return bool(found) if found.ndim == 0 else found
 
 
@@ -611,16 +421,11 @@ def _hessian_outlier(module, weight, X, y, theta, width) -> tuple[float, ...]:
     network = copy.deepcopy(module)
     network.weight.data.copy_(weight)
     size = sum(p.numel() for p in network.parameters() if p.requires_grad)
-    solve = dict(k=width + 1, which="smallest", directions=theta)
+    solve = {"k": width + 1, "which": "smallest", "directions": theta}
+    restarts = max(1, math.ceil(LANCZOS_RESTARTS * size))
+    lanczos = {"tol": HESSIAN_TOL, "maxiter": restarts}
     try:
-        spectrum = hessian_spectrum(
-            network,
-            X,
-            y,
-            tol=HESSIAN_TOL,
-            maxiter=max(1, math.ceil(LANCZOS_RESTARTS * size)),
-            **solve,
-        )
+        spectrum = hessian_spectrum(network, X, y, **lanczos, **solve)
     except ArpackNoConvergence:
         spectrum = hessian_spectrum(network, X, y, method="dense", **solve)
     return pick_outlier(spectrum.eigenvalues, spectrum.overlaps, width)
@@ -641,1080 +446,571 @@ def _first_phase_hessian(estimator, X, y, theta) -> tuple:
     return (step, *outlier)
 
 
-def _gd_run(method, init, width, d, delta, seed, preset, device) -> tuple:
-    """One configuration, delta and seed: the full GD run (success, test
+HESSIAN_COLUMNS = ("hessian_step", "outlier_eigenvalue", "outlier_overlap", "bulk_edge")
+"""What :func:`_first_phase_hessian` returns, as columns."""
+
+
+def _fit_gd(config: dict, seed: int) -> dict:
+    """One GD configuration, delta and seed: the full run (success, test
     loss, plateau, the first-phase rule on its train loss) and the projected
-    first phase (Hessian outlier); the row of :data:`COLUMNS`."""
-    n = max(round(delta * d), 1)
+    first phase (Hessian outlier); a diverged run fails (NaN, inf)."""
+    method, width, d = config["method"], config["width"], config["d"]
+    n = max(round(config["delta"] * d), 1)
     X, y, theta = make_phase_retrieval(
-        n + preset.n_test, d, random_state=seed, return_directions=True
+        n + config["n_test"], d, random_state=seed, return_directions=True
     )
     (X, X_test), (y, y_test) = (X[:n], X[n:]), (y[:n], y[n:])
-    max_iter = step_budget(preset.base_iter, d)
+    max_iter = step_budget(config["base_iter"], d)
     estimator = FirstLayerGDRegressor(
         width,
         activation=ACTIVATIONS[method],
-        init=init,
+        init=config["init"],
         learning_rate_init=STEP_RULES[method] * width,
         max_iter=max_iter,
         random_state=seed,
-        device=device,
+        device=config["device"],
     )
-    head = (method, init, width, d, float(delta), seed, max_iter)
+    row = {"max_iter": max_iter, "overlap": 0.0, "success": 0}
+    row |= dict.fromkeys(("test_loss_ratio", "plateau"), math.inf)
+    row |= dict.fromkeys(("first_phase_step", "first_phase_overlap"), math.nan)
     try:
         hessian = _first_phase_hessian(estimator, X, y, theta)
         estimator.fit(X, y, eval_set=(X_test, y_test), true_directions=theta)
     except DivergenceError:
-        return (*head, 0.0, 0, math.inf, math.inf, *[math.nan] * 6, 0, math.nan)
+        return row | dict.fromkeys(HESSIAN_COLUMNS, math.nan) | {"outlier": 0}
     history = estimator.history_
-    test = np.asarray(history["test_loss"])
+    test, overlap = np.asarray(history["test_loss"]), float(history["overlap"][-1])
     below = np.flatnonzero(test <= PLATEAU_FRACTION * test[0])
+    row |= {"overlap": overlap, "success": int(overlap > SUCCESS_OVERLAP)}
+    row["test_loss_ratio"] = held_out_loss_ratio(estimator, X_test, y_test, y)
+    row["plateau"] = float(below[0]) if below.size else math.inf
     first = first_phase_end(history["train_loss"])
-    overlap = float(history["overlap"][-1])
-    found = outlier_found(*hessian[1:], d)
-    return (
-        *head,
-        overlap,
-        int(overlap > SUCCESS_OVERLAP),
-        held_out_loss_ratio(estimator, X_test, y_test, y),
-        float(below[0]) if below.size else math.inf,
-        math.nan if first is None else float(first),
-        math.nan if first is None else float(history["overlap"][first]),
-        *hessian,
-        int(found),
-        math.nan,
+    if first is not None:
+        row["first_phase_step"] = float(first)
+        row["first_phase_overlap"] = float(history["overlap"][first])
+    row |= dict(zip(HESSIAN_COLUMNS, hessian, strict=True))
+    return row | {"outlier": int(outlier_found(*hessian[1:], d))}
+
+
+def measure(config: dict, seed: int) -> list[dict]:
+    """One fit of the cell: first-layer GD
+    (:class:`~sklearn_pt.neural_network.FirstLayerGDRegressor`, float64, full
+    batch, :func:`step_budget` steps, the step size of :data:`STEP_RULES`)
+    with the Hessian at the end of its projected first phase, or a spectral
+    method (with its squared-overlap limit). Seed ``s`` draws the data (and
+    the initialisation), so every configuration sees the same data at a
+    given ``(d, delta)``."""
+    if config["method"] not in SPECTRAL:
+        return [_fit_gd(config, seed)]
+    preprocessing, delta, d = SPECTRAL[config["method"]], config["delta"], config["d"]
+    X, y, theta = make_phase_retrieval(
+        max(round(delta * d), 1), d, random_state=seed, return_directions=True
     )
+    fitted = SpectralEstimator(preprocessing=preprocessing).fit(X, y)
+    row = {"max_iter": 0, "overlap": float(fitted.overlap(theta)), "outlier": 0}
+    row["success"] = int(row["overlap"] > SUCCESS_OVERLAP)
+    return [row | {"squared_overlap_limit": spectral_overlap(delta, preprocessing)}]
 
 
-def _spectral_runs(name, d, deltas, seeds) -> list[tuple]:
-    """The spectral method ``name`` at every delta and seed (rows)."""
-    preprocessing = SPECTRAL[name]
-    rows = []
-    for delta in deltas:
-        n = max(round(delta * d), 1)
-        limit = float(spectral_overlap(delta, preprocessing))
-        for seed in seeds:
-            X, y, theta = make_phase_retrieval(
-                n, d, random_state=seed, return_directions=True
-            )
-            overlap = SpectralEstimator(preprocessing=preprocessing).fit(X, y)
-            value = float(overlap.overlap(theta))
-            success = int(value > SUCCESS_OVERLAP)
-            nans = [math.nan] * 8  # test loss .. bulk edge: no network
-            rows.append((name, "-", 0, d, float(delta), seed, 0, value, success))
-            rows[-1] += (*nans, 0, limit)
-    return rows
+GROUP = ["method", "init", "width", "d"]
+"""The columns that name a configuration (a curve over delta)."""
+GRIDS = {
+    "quadratic": (1.0, 2.0, 3.0, 4.0, 6.0),
+    "GeLU": (2.0, 4.0, 6.0, 8.0, 10.0),
+    "spectral": (0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 4.0),
+}
 
 
-def _configurations(preset) -> list[tuple]:
-    """``(method, init, width, d)`` of every GD configuration."""
-    configs = [
-        (method, "random", width, d)
-        for d in preset.dims
-        for method in ACTIVATIONS
-        for width in preset.widths
+def _preset(dims, widths, seeds, base_iter, grids, init_widths=(), n_test=500):
+    """One scale: GD at every d, activation and width (random init), also
+    from the spectral initialisation at the smallest d for ``init_widths``,
+    then both spectral methods at every d; one cell per delta of the grids
+    (overriding :data:`GRIDS`). The GD budget at d = 100 is ``base_iter``
+    (:func:`step_budget`)."""
+    grids = GRIDS | grids
+    groups = [(m, "random", w, d) for d in dims for m in ACTIVATIONS for w in widths]
+    groups += [(m, "spectral", w, dims[0]) for m in ACTIVATIONS for w in init_widths]
+    groups += [(name, "-", 0, d) for d in dims for name in SPECTRAL]
+    grid = [
+        dict(zip(GROUP, group, strict=True), delta=delta)
+        for group in groups
+        for delta in grids.get(group[0], grids["spectral"])
     ]
-    configs += [
-        (method, "spectral", width, preset.dims[0])
-        for method in ACTIVATIONS
-        for width in preset.spectral_init_widths
-    ]
-    return configs
+    return {"seeds": seeds, "grid": grid, "base_iter": base_iter, "n_test": n_test}
 
 
-def measure_runs(
-    preset: FeatureLearningPreset,
-    seeds: Sequence[int],
-    *,
-    device: str = "cpu",
-    n_jobs: int | None = None,
-    progress: bool = True,
-) -> list[tuple]:
-    """Every fit of the study, one row of :data:`COLUMNS` each.
+TINY_GRIDS = {
+    "quadratic": (1.0, 4.0, 8.0),
+    "GeLU": (2.0, 6.0, 10.0),
+    "spectral": (0.5, 2.0, 4.0),
+}
+PAPER_GRIDS = {
+    "quadratic": (1.0, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0),
+    "GeLU": (2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0),
+}
+ALL_WIDTHS = (1, 2, 4, 8)
+PRESETS = {
+    "tiny": _preset((20, 40), (2,), 3, 40, TINY_GRIDS, (2,), n_test=100),
+    "small": _preset((100, 200), (2, 4), 6, 300, {"GeLU": (2.0, 4.0, 6.0, 8.0)}, (4,)),
+    "medium": _preset((100, 200, 400), ALL_WIDTHS, 8, 400, {}, ALL_WIDTHS),
+    "paper": _preset(
+        (100, 200, 400, 800, 1600), ALL_WIDTHS, 16, 1000, PAPER_GRIDS, ALL_WIDTHS
+    ),
+}
+"""Per scale: ``"small"``, d in (100, 200), widths 2 and 4, 6 seeds;
+``"medium"``, d up to 400, widths 1, 2, 4, 8, 8 seeds; ``"paper"``, d up to
+1600, 16 seeds."""
 
-    First-layer GD (:class:`~sklearn_pt.neural_network.FirstLayerGDRegressor`,
-    float64, full batch, :func:`step_budget` steps, the step size of
-    :data:`STEP_RULES`) for every configuration of the preset and every
-    delta of its grid and seed, with the test loss and the overlap recorded
-    along the run and the Hessian's smallest eigenpairs (Lanczos,
-    :func:`~sklearn_pt.spectral.hessian_spectrum`) at the end of the first
-    phase (:class:`FirstPhaseSnapshot`); then both spectral methods at every
-    d. Seed ``s`` draws the data (and the initialisation) of its fit, so
-    every configuration sees the same data at a given ``(d, delta)``.
+
+# ----------------------------------------------------------------- claims
+
+
+def _curves(table, value: str, **where) -> dict:
+    """Per ``(method, init, width, d)`` of the rows with the given values:
+    ``value`` as a DataFrame indexed by delta, one column per seed."""
+    for column, wanted in where.items():
+        table = table[table[column] == wanted]
+    return seed_curves(table, value, along="delta", by=GROUP)
+
+
+def _crossing(indicator, picks=slice(None)) -> float:
+    """The delta at which the rate of ``indicator`` (a curve of
+    :func:`_curves`) over the seeds ``picks`` first reaches :data:`LEVEL`,
+    linearly interpolated (:func:`~sklearn_pt.model_selection.rate_crossing`);
+    inf when it never does."""
+    rates = np.nan_to_num(indicator.to_numpy(dtype=float)[:, picks]).mean(axis=1)
+    value = rate_crossing(indicator.index.to_numpy(), rates, LEVEL)
+    return math.inf if math.isnan(value) else value
+
+
+def _over_seeds(statistic, n_seeds: int) -> Estimate:
+    """``statistic(picks)`` of the seeds ``0 .. n_seeds - 1`` and its
+    bootstrap interval, the seeds resampled together (at every delta, d and
+    configuration: they share their data, so differences are paired).
+
+    The interval is taken in ``arctan`` scale and mapped back, so that a
+    replicate at +-inf (a rate that never crosses) orders and interpolates
+    like a number; NaN replicates (inf - inf: neither crosses) are dropped.
     """
-    grids = dict(preset.grids)
-    configs = _configurations(preset)
-    tasks = [
-        (config, delta, seed)
-        for config in configs
-        for delta in grids[config[0]]
-        for seed in seeds
-    ]
-    rows = []
-    total = len(tasks) + len(preset.dims) * len(SPECTRAL)
-    with progress_bar(total, desc="feature-learning", enabled=progress) as bar:
-        rows += run_tasks(
-            (
-                delayed(_gd_run)(*config, delta, seed, preset, device)
-                for config, delta, seed in tasks
-            ),
-            n_jobs=n_jobs,
-            bar=bar,
-        )
-        for d in preset.dims:
-            for name in SPECTRAL:
-                rows += _spectral_runs(name, d, grids["spectral"], seeds)
-                bar.update(1)
-    return rows
+    seeds = [np.arange(n_seeds)]
+    b = np.array(
+        bootstrap_interval(seeds, lambda p: math.atan(statistic(p.astype(int))))
+    )
+    ends = np.where(np.abs(b) == np.pi / 2, np.copysign(np.inf, b), np.tan(b))
+    return Estimate(*ends)
 
 
-def extrapolate_crossing(
-    dims: Sequence[int],
-    crossings: Sequence[float],
-    bootstrap: Sequence[Sequence[float]] | None = None,
-    *,
-    exponent: float = QUOTED_EXPONENT,
-    confidence: float = CONFIDENCE,
-) -> tuple[float, tuple[float, float], float]:
-    """Least-squares fit of ``crossing(d) = c_inf + b * d ** -exponent``.
-
-    Parameters
-    ----------
-    dims, crossings : sequence
-        Dimensions and measured crossings; non-finite crossings are left out.
-    bootstrap : sequence of sequences, default=None
-        Per dimension, bootstrap resamples of its crossing: each column of
-        resamples is fitted again for the interval of ``c_inf``.
-    exponent : float, default=0.5
-    confidence : float, default=0.9
+def extrapolate_crossing(dims, crossings, exponent: float = QUOTED_EXPONENT):
+    """Least-squares fit of ``crossing(d) = c_inf + b * d ** -exponent``
+    over the finite crossings.
 
     Returns
     -------
-    c_inf : float
-        The extrapolation to d -> infinity (NaN with fewer than 2 finite
-        crossings).
-    interval : (float, float)
-        Percentile interval of ``c_inf`` over the bootstrap resamples (NaN
-        without them; resamples with a non-finite crossing are dropped).
-    slope : float
-        ``b``.
+    (c_inf, b) : tuple of float
+        NaN with fewer than 2 finite crossings.
 
     Examples
     --------
     >>> from sklearn_pt.experiments._feature_learning import extrapolate_crossing
     >>> dims = [100, 400, 1600]
-    >>> c, _, b = extrapolate_crossing(dims, [3.0 - 10 / d**0.5 for d in dims])
+    >>> c, b = extrapolate_crossing(dims, [3.0 - 10 / d**0.5 for d in dims])
     >>> round(c, 6), round(b, 6)
     (3.0, -10.0)
     """
-    dims = np.asarray(dims, dtype=float)
-    crossings = np.asarray(crossings, dtype=float)
-
-    def fit(values):
-        keep = np.isfinite(values)
-        if keep.sum() < 2:
-            return math.nan, math.nan
-        x = dims[keep] ** -exponent
-        slope, intercept = np.polyfit(x, values[keep], 1)
-        return float(intercept), float(slope)
-
-    c_inf, slope = fit(crossings)
-    interval = (math.nan, math.nan)
-    if bootstrap is not None and len(bootstrap) == len(dims) and len(bootstrap[0]):
-        samples = np.asarray(bootstrap, dtype=float)  # (n_dims, n_bootstrap)
-        fits = np.array([fit(column)[0] for column in samples.T])
-        fits = fits[np.isfinite(fits)]
-        if fits.size:
-            tail = (1 - confidence) / 2
-            interval = tuple(float(v) for v in np.quantile(fits, [tail, 1 - tail]))
-    return c_inf, interval, slope
+    dims, crossings = np.asarray(dims, dtype=float), np.asarray(crossings, dtype=float)
+    keep = np.isfinite(crossings)
+    if keep.sum() < 2:
+        return math.nan, math.nan
+    slope, intercept = np.polyfit(dims[keep] ** -exponent, crossings[keep], 1)
+    return float(intercept), float(slope)
 
 
-# --------------------------------------------------------------------------
-# analyse: crossings, intervals and extrapolations, from the table alone
-# --------------------------------------------------------------------------
-N_BOOTSTRAP = 400
-"""Resamples of the seeds behind every interval (a fixed generator, so that
-the verdicts are a function of the table)."""
-_NUMERIC = COLUMNS[7:]
+def _by_width(table, method: str, kind: str) -> dict:
+    """Per width (random init), the curves of ``kind`` by d."""
+    out: dict = {}
+    for key, curve in _curves(table, kind, method=method, init="random").items():
+        out.setdefault(key[2], {})[key[3]] = curve
+    return out
 
 
-def _groups(table) -> dict:
-    """Per ``(method, init, width, d)``: the deltas, the seeds and each
-    numeric column as an ``(n_deltas, n_seeds)`` array."""
-    index: dict = {}
-    for i, method in enumerate(table["method"]):
-        key = (method, table["init"][i], int(table["width"][i]), int(table["d"][i]))
-        index.setdefault(key, []).append(i)
-    groups = {}
-    for key, rows in index.items():
-        deltas = sorted({float(table["delta"][i]) for i in rows})
-        seeds = sorted({int(table["seed"][i]) for i in rows})
-        arrays = {c: np.full((len(deltas), len(seeds)), np.nan) for c in _NUMERIC}
-        for i in rows:
-            a, b = (
-                deltas.index(float(table["delta"][i])),
-                seeds.index(int(table["seed"][i])),
-            )
-            for column in _NUMERIC:
-                arrays[column][a, b] = float(table[column][i])
-        groups[key] = {"deltas": np.array(deltas), "seeds": seeds, **arrays}
-    return groups
+def _c_inf(by_d: dict, picks=slice(None), exponent=QUOTED_EXPONENT) -> float:
+    crossings = [_crossing(curve, picks) for curve in by_d.values()]
+    return extrapolate_crossing(list(by_d), crossings, exponent)[0]
 
 
-def _picks(n_seeds: int) -> np.ndarray:
-    """The seed resamples, the same for every group with ``n_seeds`` seeds
-    (so that differences between groups are paired)."""
-    rng = np.random.default_rng(0)
-    return rng.integers(0, n_seeds, size=(N_BOOTSTRAP, n_seeds))
-
-
-def _crossing(deltas, indicator) -> dict:
-    """The crossing of ``LEVEL`` by the rate of ``indicator`` (n_deltas,
-    n_seeds) and its resampled values (inf where one never crosses)."""
-    indicator = np.nan_to_num(np.asarray(indicator, dtype=float))
-    value = rate_crossing(deltas, indicator.mean(axis=1), LEVEL)
-    boots = np.array(
-        [
-            rate_crossing(deltas, indicator[:, pick].mean(axis=1), LEVEL)
-            for pick in _picks(indicator.shape[1])
-        ]
-    )
-    return {"value": value, "boots": np.where(np.isnan(boots), np.inf, boots)}
-
-
-def _interval(values) -> tuple[float, float]:
-    tail = (1 - CONFIDENCE) / 2
-    low, high = np.quantile(
-        np.asarray(values, dtype=float), [tail, 1 - tail], method="inverted_cdf"
-    )
-    return float(low), float(high)
-
-
-def _gd_crossings(group) -> dict:
-    deltas = group["deltas"]
+def _extrapolated(method: str, kind: str, table) -> dict:
+    """Per width: ``c_inf`` of the crossing of ``kind`` (``"success"`` or
+    ``"outlier"``) over d, refitted on every resample of the seeds."""
     return {
-        "success": _crossing(deltas, group["success"]),
-        "hessian": _crossing(deltas, group["outlier"]),
-        "test_loss": _crossing(deltas, group["test_loss_ratio"] < TEST_LOSS_FRACTION),
+        width: _over_seeds(partial(_c_inf, by_d), next(iter(by_d.values())).shape[1])
+        for width, by_d in _by_width(table, method, kind).items()
     }
 
 
-def _extrapolations(groups, crossings) -> dict:
-    """Per ``(method, width, kind)`` of the random initialisation, the fit of
-    the crossing over d (:func:`extrapolate_crossing`)."""
-    out = {}
-    keys = sorted({(m, w) for (m, i, w, _) in groups if i == "random"})
-    for method, width in keys:
-        dims = sorted(
-            d for (m, i, w, d) in groups if (m, i, w) == (method, "random", width)
-        )
-        for kind in ("success", "hessian"):
-            found = [crossings[method, "random", width, d][kind] for d in dims]
-            values = [f["value"] for f in found]
-            c_inf, interval, slope = extrapolate_crossing(
-                dims, values, [f["boots"] for f in found]
-            )
-            spread = [
-                extrapolate_crossing(dims, values, exponent=nu)[0] for nu in EXPONENTS
-            ]
-            out[method, width, kind] = {
-                "dims": dims,
-                "crossings": values,
-                "c_inf": c_inf,
-                "interval": interval,
-                "slope": slope,
-                "range": spread,
+def _fmt(value: float) -> str:
+    """Two decimals; "none" for a crossing that never happens."""
+    return f"{value:.2f}" if np.isfinite(value) else "none"
+
+
+def _crossings_text(method: str, kind: str, table) -> str:
+    parts = []
+    for width, by_d in _by_width(table, method, kind).items():
+        spread = [_c_inf(by_d, exponent=nu) for nu in EXPONENTS]
+        found = ", ".join(f"{_fmt(_crossing(c))} (d={d})" for d, c in by_d.items())
+        spread = f"{_fmt(min(spread))}..{_fmt(max(spread))}"
+        parts.append(f"m={width}: {found}, c_inf at nu 1/3..1 {spread}")
+    return f"crossing of the rate at {LEVEL:g}: " + "; ".join(parts) + "; c_inf"
+
+
+class _Informative(IntervalTest):
+    """:class:`IntervalTest` that reads an interval wider than
+    :data:`INFORMATIVE_WIDTH` times the value it should contain as
+    "neither": the data cannot tell."""
+
+    def __call__(self, values, point):
+        outcome, text = super().__call__(values, point)
+        if values.high - values.low > INFORMATIVE_WIDTH * self.contains:
+            return NEITHER, text + " (too wide)"
+        return outcome, text
+
+
+def _threshold_claim(method: str, kind: str) -> Claim:
+    """delta_H (kind "outlier") or the success crossing, extrapolated in d,
+    against the paper's delta_NN, per width."""
+    paper = PAPER_THRESHOLDS[method]
+    what = (
+        f"the Hessian's negative outlier ({OUTLIER_RULE}) at the end of the first "
+        "phase appears"
+        if kind == "outlier"
+        else f"first-layer GD succeeds (overlap > {SUCCESS_OVERLAP:g})"
+    )
+    name = "delta_H" if kind == "outlier" else "the success crossing"
+    return Claim(
+        f"{method}: {what} above delta_NN = {paper:g} ({name}, random init)",
+        partial(_extrapolated, method, kind),
+        _Informative(contains=paper, of="c_inf of the fit c_inf + b d^-1/2"),
+        paper=f"delta_NN = {paper:g} ({PAPER_CONDITIONS})",
+        label="m={}",
+        reason="At finite d the crossings move with d and the extrapolation "
+        "assumes the exponent (nu 1/3..1 is the spread); an interval that "
+        "misses the paper's value at these d does not refute it.",
+        test_text=f"at each width, one more than {INFORMATIVE_WIDTH:g} x the "
+        "value wide counting as neither (the data cannot tell)",
+        measured=partial(_crossings_text, method, kind),
+    )
+
+
+def _difference(low, high, picks) -> float:
+    return _crossing(high, picks) - _crossing(low, picks)
+
+
+def _transition(table) -> dict:
+    """Per GD configuration (random init): the success crossing minus
+    delta_H on the same runs."""
+    outlier = _curves(table, "outlier", init="random")
+    return {
+        key: _over_seeds(partial(_difference, outlier[key], success), success.shape[1])
+        for key, success in _curves(table, "success", init="random").items()
+    }
+
+
+def _transition_reason(table, outcomes) -> str:
+    below = [LABEL.format(k) for k, e in _transition(table).items() if e.high < 0]
+    return (
+        f"GD succeeds below delta_H at {len(below)} of {len(outcomes)} (m, d) "
+        f"({', '.join(below)}): at these d the escape starts from the O(d^-1/2) "
+        "initial overlap before the Hessian at the end of the first phase has a "
+        "theta*-outlier; the paper's statement is a d -> inf one."
+        if below
+        else ""
+    )
+
+
+LABEL = "{0[0]} m={0[2]} d={0[3]}"
+
+
+def _order(table) -> dict:
+    """Per width at the largest d: spectral < quadratic < GeLU, each step as
+    the paired difference of the success crossings."""
+    d = table.d.max()
+    success = _curves(table, "success", d=d)
+    out, n_seeds = {}, table.seed.nunique()
+    for width in sorted(table[table.init == "random"].width.unique()):
+        chain = [("spectral", "-", 0, d)] + [
+            (m, "random", width, d) for m in ACTIVATIONS
+        ]
+        if set(chain) <= set(success):
+            out[width] = {
+                f"{low[0]} < {high[0]}": _over_seeds(
+                    partial(_difference, success[low], success[high]), n_seeds
+                )
+                for low, high in itertools.pairwise(chain)
             }
     return out
 
 
-def analyse(table) -> dict:
-    """What the summary, the figure and :func:`judge` read off the table.
+class _Chain(IntervalTest):
+    """:class:`IntervalTest` of every step of a chain at one point: holds
+    when every step holds, opposite when one step is opposite."""
 
-    Parameters
-    ----------
-    table : dict of str to list
-        The rows by column, as :func:`~sklearn_pt.experiments._common.
-        read_csv_table` returns them (or :func:`as_table` of the rows).
-
-    Returns
-    -------
-    dict
-        ``groups`` (:func:`_groups`), ``crossings`` (per group: ``success``,
-        and for GD ``hessian`` and ``test_loss``; each a value and its
-        resamples) and ``extrapolations`` (per ``(method, width, kind)``).
-    """
-    groups = _groups(table)
-    crossings = {}
-    for key, group in groups.items():
-        if key[0] in ACTIVATIONS:
-            crossings[key] = _gd_crossings(group)
-        else:
-            crossings[key] = {"success": _crossing(group["deltas"], group["success"])}
-    return {
-        "groups": groups,
-        "crossings": crossings,
-        "extrapolations": _extrapolations(groups, crossings),
-        "dims": sorted({key[3] for key in groups}),
-        "widths": sorted({key[2] for key in groups if key[0] in ACTIVATIONS}),
-    }
+    def __call__(self, steps, point):
+        test = super().__call__
+        found = {name: test(values, point) for name, values in steps.items()}
+        outcomes = {outcome for outcome, _ in found.values()}
+        outcome = next((o for o in (OPPOSITE, NEITHER) if o in outcomes), HOLDS)
+        return outcome, ", ".join(f"{k} {text}" for k, (_, text) in found.items())
 
 
-# --------------------------------------------------------------------------
-# judge: the verdicts, from the table alone
-# --------------------------------------------------------------------------
-TEST_INTERVAL = (
-    f"{CONFIDENCE:.0%} percentile bootstrap interval over seeds ({N_BOOTSTRAP} "
-    "resamples, the extrapolation c_inf + b d^-1/2 refitted on each), at most "
-    f"{INFORMATIVE_WIDTH:g} x the value wide, contains the value"
-)
-_FINITE_SIZE = (
-    "At finite d the crossings move with d and the extrapolation assumes the "
-    "exponent (nu 1/3..1 is the spread); an interval that misses the paper's "
-    "value at these d does not refute it."
-)
+def _spectral(table) -> dict:
+    """Per spectral method at the largest d: the squared overlap, delta >= 1."""
+    curves = _curves(table, "overlap", init="-", d=table.d.max())
+    return {key[0]: curve[curve.index >= 1.0] ** 2 for key, curve in curves.items()}
 
 
-def _fmt(value: float) -> str:
-    """Two decimals; "none" for a crossing that never happens (NaN)."""
-    if np.isnan(value):
-        return "none"
-    return f"{value:.2f}" if np.isfinite(value) else f"{value}"
-
-
-def _interval_text(interval) -> str:
-    return f"[{_fmt(interval[0])}, {_fmt(interval[1])}]"
-
-
-def _threshold_verdict(analysis, method: str, kind: str) -> Verdict:
-    """delta_H (kind "hessian") or the success crossing (kind "success")
-    extrapolated in d against the paper's delta_NN, per width."""
-    paper = PAPER_THRESHOLDS[method]
-    outcomes, parts, wide = {}, [], []
-    for width in analysis["widths"]:
-        fit = analysis["extrapolations"].get((method, width, kind))
-        if fit is None:
-            continue
-        low, high = fit["interval"]
-        informative = np.isfinite(low) and high - low <= INFORMATIVE_WIDTH * paper
-        if np.isfinite(low) and not informative:
-            wide.append(f"m={width}")
-        outcomes[f"m={width}"] = (
-            interval_test(fit["interval"], predicted=paper) if informative else NEITHER
-        )
-        by_d = ", ".join(
-            f"{_fmt(c)} (d={d})"
-            for c, d in zip(fit["crossings"], fit["dims"], strict=True)
-        )
-        parts.append(
-            f"m={width}: {by_d}; d -> inf {_fmt(fit['c_inf'])} "
-            f"{_interval_text(fit['interval'])} (nu 1/3..1: "
-            f"{_fmt(min(fit['range']))}..{_fmt(max(fit['range']))})"
-        )
-    what = (
-        f"the Hessian's negative outlier ({OUTLIER_RULE}) at the end of the first "
-        "phase appears"
-        if kind == "hessian"
-        else f"first-layer GD succeeds (overlap > {SUCCESS_OVERLAP:g})"
-    )
-    name = "delta_H" if kind == "hessian" else "the success crossing"
-    return Verdict.from_outcomes(
-        f"{method}: {what} above delta_NN = {paper:g} ({name}, random init)",
-        outcomes or {"no width": NEITHER},
-        test=TEST_INTERVAL,
-        measured=f"crossing of the rate at {LEVEL:g}: " + "; ".join(parts),
-        paper=f"delta_NN = {paper:g} ({PAPER_CONDITIONS})",
-        reason=_FINITE_SIZE
-        + (
-            f" Intervals wider than {INFORMATIVE_WIDTH:g} x the paper's value count "
-            f"as neither (the data cannot tell): {', '.join(wide)}."
-            if wide
-            else ""
-        ),
-    )
-
-
-def _paired_difference(first, second) -> tuple[float, tuple[float, float]]:
-    """``first - second`` of two crossings and the interval of its paired
-    resamples (a resample where one never crosses counts as +-inf; one where
-    neither does is dropped)."""
-    value = first["value"] - second["value"]
-    with np.errstate(invalid="ignore"):  # inf - inf: neither crosses
-        boots = first["boots"] - second["boots"]
-    boots = boots[~np.isnan(boots)]
-    if not boots.size:
-        return value, (math.nan, math.nan)
-    return value, _interval(boots)
-
-
-def _transition_verdict(analysis) -> Verdict:
-    """The success crossing equals delta_H on the same runs."""
-    outcomes, parts, below = {}, [], []
-    for (method, init, width, d), found in analysis["crossings"].items():
-        if method not in ACTIVATIONS or init != "random":
-            continue
-        value, interval = _paired_difference(found["success"], found["hessian"])
-        label = f"{method} m={width} d={d}"
-        known = not np.isnan(interval).any()
-        outcomes[label] = interval_test(interval, predicted=0.0) if known else NEITHER
-        if known and interval[1] < 0:
-            below.append(label)
-        parts.append(
-            f"{label}: success {_fmt(found['success']['value'])} vs delta_H "
-            f"{_fmt(found['hessian']['value'])}, difference {_fmt(value)} "
-            f"{_interval_text(interval)}"
-        )
-    reason = (
-        f"GD succeeds below delta_H at {len(below)} of {len(outcomes)} (m, d) "
-        f"({', '.join(below)}): at these d the escape starts from the "
-        "O(d^-1/2) initial overlap before the Hessian at the end of the first "
-        "phase has a theta*-outlier; the paper's statement is a d -> inf one."
-        if below
-        else ""
-    )
-    return Verdict.from_outcomes(
-        "the threshold of GD is the Hessian transition: the success crossing "
-        "equals delta_H on the same runs",
-        outcomes,
-        test=f"{CONFIDENCE:.0%} paired bootstrap interval of the difference "
-        "(same seeds resampled; a resample that never crosses counts as "
-        "+-inf) contains 0",
-        measured="; ".join(parts),
-        paper="delta_NN is where the negative outlier appears (its definition)",
-        reason=reason,
-    )
-
-
-def _order_verdict(analysis) -> Verdict:
-    """spectral < quadratic < GeLU at the largest d, per width."""
-    d = analysis["dims"][-1]
-    crossings = analysis["crossings"]
-    spectral = crossings["spectral", "-", 0, d]["success"]
-    outcomes, parts = {}, []
-    for width in analysis["widths"]:
-        quadratic = crossings.get(("quadratic", "random", width, d))
-        gelu = crossings.get(("GeLU", "random", width, d))
-        if quadratic is None or gelu is None:
-            continue
-        tests = []
-        for high, low in (
-            (quadratic["success"], spectral),
-            (gelu["success"], quadratic["success"]),
-        ):
-            _, interval = _paired_difference(high, low)
-            known = not np.isnan(interval).any()
-            tests.append(interval_test(interval, above=0.0) if known else NEITHER)
-        outcomes[f"m={width}"] = (
-            HOLDS
-            if all(t == HOLDS for t in tests)
-            else OPPOSITE
-            if OPPOSITE in tests
-            else NEITHER
-        )
-        parts.append(
-            f"m={width}: {_fmt(spectral['value'])} < "
-            f"{_fmt(quadratic['success']['value'])} < {_fmt(gelu['success']['value'])}"
-        )
-    return Verdict.from_outcomes(
-        f"success crossings ordered spectral < quadratic < GeLU (d={d})",
-        outcomes,
-        test=f"{CONFIDENCE:.0%} paired bootstrap intervals of both differences above 0",
-        measured="; ".join(parts),
-        paper="0.5 < 3.6 < 6.0",
-    )
-
-
-def _spectral_agreement(group, name) -> dict:
-    """Mean squared overlap per delta (delta >= 1), its bootstrap interval
-    and the d -> inf limit of the preprocessing."""
-    keep = group["deltas"] >= 1.0
-    squared = group["overlap"][keep] ** 2
-    return {
-        "deltas": group["deltas"][keep],
-        "mean": squared.mean(axis=1),
-        "intervals": [
-            bootstrap_interval(row, n_resamples=N_BOOTSTRAP) for row in squared
-        ],
-        "limit": np.nanmean(group["squared_overlap_limit"][keep], axis=1),
-        "squared": squared,
-        "name": name,
-    }
-
-
-def _spectral_verdicts(analysis) -> tuple[Verdict, Verdict]:
-    """Each spectral method follows its limit; max-overlap beats optimal."""
-    d = analysis["dims"][-1]
-    agreements = {
-        name: _spectral_agreement(analysis["groups"][name, "-", 0, d], name)
-        for name in SPECTRAL
-    }
-    outcomes, parts = {}, []
-    for name, found in agreements.items():
-        for x, mean, (low, high), limit in zip(
-            found["deltas"],
-            found["mean"],
-            found["intervals"],
-            found["limit"],
-            strict=True,
-        ):
-            widened = (low - SPECTRAL_SLACK, high + SPECTRAL_SLACK)
-            outcomes[f"{SPECTRAL[name]} delta={x:g}"] = interval_test(
-                widened, predicted=limit
-            )
-            parts.append(f"{SPECTRAL[name]} delta={x:g}: {mean:.3f} vs {limit:.3f}")
-    follows = Verdict.from_outcomes(
-        f"the spectral methods' squared overlap follows its d -> inf limit (d={d}, "
-        "delta >= 1)",
-        outcomes,
-        test=f"95% bootstrap interval of the mean over seeds, widened by "
-        f"{SPECTRAL_SLACK:g} (finite-size bias), contains the limit",
-        measured="; ".join(parts),
-        paper="Lu, Li (2020) fixed-point equations (theory.spectral_overlap) for "
-        "Mondelli-Montanari's T (threshold 1/2) and Luo-Alghamdi-Lu's 1 - 1/y",
-    )
-    best, base = agreements["spectral max-overlap"], agreements["spectral"]
-    outcomes, parts = {}, []
-    for i, x in enumerate(best["deltas"]):
-        differences = best["squared"][i] - base["squared"][i]
-        outcomes[f"delta={x:g}"] = sign_test(differences)
-        parts.append(
-            f"delta={x:g}: {int((differences > 0).sum())} of {differences.size} seeds, "
-            f"{best['mean'][i]:.3f} vs {base['mean'][i]:.3f} (limits "
-            f"{best['limit'][i]:.3f} vs {base['limit'][i]:.3f})"
-        )
-    beats = Verdict.from_outcomes(
-        f"T(y) = 1 - 1/y gives a larger overlap than Mondelli-Montanari's T (d={d})",
-        outcomes,
-        test="paired sign test over seeds (same data), one-sided, level 0.05",
-        measured="; ".join(parts),
-        paper="Luo, Alghamdi, Lu (2019): 1 - 1/y maximises the overlap at every delta",
-    )
-    return follows, beats
-
-
-def _plateau_differences(group, threshold) -> list[tuple[str, np.ndarray]]:
-    """Per pair of consecutive deltas above ``threshold``: the plateau at
-    the smaller minus that at the larger, per seed (never: inf; two nevers:
-    a tie)."""
-    deltas, plateau = group["deltas"], group["plateau"]
-    out = []
-    for i in range(len(deltas) - 1):
-        if not (np.isfinite(threshold) and deltas[i] > threshold):
-            continue
-        with np.errstate(invalid="ignore"):
-            differences = plateau[i] - plateau[i + 1]
-        out.append(
-            (
-                f"{deltas[i]:g}->{deltas[i + 1]:g}",
-                np.where(np.isnan(differences), 0.0, differences),
-            )
-        )
+def _follows(table) -> dict:
+    """Per (preprocessing, delta, limit): the mean squared overlap and its
+    interval widened by :data:`SPECTRAL_SLACK`."""
+    limits = table.groupby(["method", "delta"]).squared_overlap_limit.first()
+    out = {}
+    for name, squared in _spectral(table).items():
+        for delta, row in squared.iterrows():
+            mean, low, high = bootstrap_interval(row.to_numpy())
+            point = (SPECTRAL[name], delta, limits[name, delta])
+            out[point] = Estimate(mean, low - SPECTRAL_SLACK, high + SPECTRAL_SLACK)
     return out
 
 
-def _grokking_verdict(analysis) -> Verdict:
-    """The plateau lengthens as delta approaches delta_H from above."""
-    outcomes, parts = {}, []
-    for (method, init, width, d), found in analysis["crossings"].items():
-        if method not in ACTIVATIONS or init != "random":
-            continue
-        group = analysis["groups"][method, init, width, d]
-        threshold = found["hessian"]["value"]
-        for label, differences in _plateau_differences(group, threshold):
-            key = f"{method} m={width} d={d} delta {label}"
-            outcomes[key] = sign_test(differences)
-            parts.append(f"{key}: {int((differences > 0).sum())}/{differences.size}")
-    return Verdict.from_outcomes(
-        "grokking: the plateau (steps until the test loss halves) is longer "
-        "closer above delta_H",
-        outcomes or {"no two deltas above delta_H": NEITHER},
-        test="paired sign test over seeds of the plateau at consecutive deltas "
-        "above the measured delta_H, one-sided, level 0.05",
-        measured=(
-            "seeds with a longer plateau at the smaller delta: " + "; ".join(parts)
-        )
-        if parts
-        else "no configuration has two deltas above its delta_H",
-        paper="GD escapes along the negative outlier after ~ log d / |lambda| "
-        "steps, longer near the threshold",
-    )
+def _beats(table) -> dict:
+    """Per delta >= 1: max-overlap's squared overlap minus optimal's, per seed."""
+    squared = _spectral(table)
+    difference = squared["spectral max-overlap"] - squared["spectral"]
+    return {delta: row.to_numpy() for delta, row in difference.iterrows()}
 
 
-def judge(table) -> tuple[Verdict, ...]:
-    """The verdicts of the reproduction, from its table alone.
+def _plateau_gaps(table) -> dict:
+    """Per GD configuration and pair of consecutive deltas above its
+    delta_H: the plateau at the smaller minus that at the larger, per seed
+    (never halved: past the budget, so that two nevers tie)."""
+    outlier = _curves(table, "outlier", init="random")
+    budget = _curves(table, "max_iter", init="random")
+    out = {}
+    for key, plateau in _curves(table, "plateau", init="random").items():
+        censored = np.minimum(plateau, budget[key] + 1).to_numpy()
+        deltas, threshold = plateau.index, _crossing(outlier[key])
+        for i in np.flatnonzero(deltas[:-1] > threshold):
+            label = f"{LABEL.format(key)} delta {deltas[i]:g}->{deltas[i + 1]:g}"
+            out[label] = censored[i] - censored[i + 1]
+    return out or {"no two deltas above delta_H": []}
 
-    Parameters
-    ----------
-    table : dict of str to list
-        As :func:`~sklearn_pt.experiments._common.read_csv_table` reads the
-        CSV back.
 
-    Returns
-    -------
-    tuple of Verdict
-        delta_H against delta_NN (quadratic, GeLU); the success crossing
-        against delta_NN (quadratic, GeLU); the success crossing against
-        delta_H; the order of the thresholds; the spectral methods against
-        their limits; max-overlap against optimal; the grokking plateau.
-    """
-    analysis = analyse(table)
-    return (
-        *(
-            _threshold_verdict(analysis, method, kind)
-            for kind in ("hessian", "success")
-            for method in ACTIVATIONS
+def _claims(table) -> list[Claim]:
+    """delta_H and the success crossing against delta_NN (quadratic, GeLU),
+    the success crossing against delta_H, the order of the thresholds, the
+    spectral methods against their limits and each other, grokking."""
+    d = table.d.max()
+    return [
+        *(_threshold_claim(m, k) for k in ("outlier", "success") for m in ACTIVATIONS),
+        Claim(
+            "the threshold of GD is the Hessian transition: the success crossing "
+            "equals delta_H on the same runs",
+            _transition,
+            IntervalTest(contains=0.0, of="the paired success crossing - delta_H"),
+            paper="delta_NN is where the negative outlier appears (its definition)",
+            label=LABEL,
+            reason=_transition_reason,
+            test_text="(a resample that never crosses counts as +-inf)",
         ),
-        _transition_verdict(analysis),
-        _order_verdict(analysis),
-        *_spectral_verdicts(analysis),
-        _grokking_verdict(analysis),
-    )
-
-
-# --------------------------------------------------------------------------
-# summary and figure
-# --------------------------------------------------------------------------
-def _cell(found) -> str:
-    return f"{_fmt(found['value'])} {_interval_text(_interval(found['boots']))}"
-
-
-def _median(values, spec: str = ".0f") -> str:
-    finite = np.asarray(values, dtype=float)
-    finite = finite[np.isfinite(finite)]
-    return f"{np.median(finite):{spec}}" if finite.size else "none"
-
-
-def _crossing_table(analysis) -> list[str]:
-    lines = [
-        "| method | init | m | d | success crossing | delta_H (Hessian) | "
-        "test-loss crossing | run's first-phase step / W's overlap there "
-        "(medians) | projected first-phase step (median) | outlier eigenvalue / "
-        "bulk edge / overlap at the largest delta (medians) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        Claim(
+            f"success crossings ordered spectral < quadratic < GeLU (d={d})",
+            _order,
+            _Chain(above=0.0, of="the paired difference of the crossings"),
+            paper="0.5 < 3.6 < 6.0",
+            label="m={}",
+            test_text="at every step",
+        ),
+        Claim(
+            "the spectral methods' squared overlap follows its d -> inf limit "
+            f"(d={d}, delta >= 1)",
+            _follows,
+            IntervalTest(
+                contains=lambda point: point[2],
+                of=f"the mean squared overlap, widened by {SPECTRAL_SLACK:g} "
+                "(finite-size bias)",
+            ),
+            paper="Lu, Li (2020) fixed-point equations (theory.spectral_overlap) "
+            "for Mondelli-Montanari's T (threshold 1/2) and Luo-Alghamdi-Lu's 1 - 1/y",
+            label="{0[0]} delta={0[1]:g} (limit {0[2]:.3f})",
+            test_text="the limit",
+        ),
+        Claim(
+            "T(y) = 1 - 1/y gives a larger overlap than Mondelli-Montanari's T "
+            f"(d={d})",
+            _beats,
+            SignTest(),
+            paper="Luo, Alghamdi, Lu (2019): 1 - 1/y maximises the overlap at "
+            "every delta",
+            label="delta={:g}",
+            test_text="of the squared overlaps (same data)",
+        ),
+        Claim(
+            "grokking: the plateau (steps until the test loss halves) is longer "
+            "closer above delta_H",
+            _plateau_gaps,
+            SignTest(),
+            paper="GD escapes along the negative outlier after ~ log d / |lambda| "
+            "steps, longer near the threshold",
+            test_text="of the plateau at consecutive deltas above the measured "
+            "delta_H (never halved: past the budget)",
+        ),
     ]
-    for (method, init, width, d), found in analysis["crossings"].items():
-        if method not in ACTIVATIONS:
-            continue
-        group = analysis["groups"][method, init, width, d]
-        top = [
-            np.nanmedian(group[c][-1])
-            for c in ("outlier_eigenvalue", "bulk_edge", "outlier_overlap")
-        ]
-        lines.append(
-            f"| {method} | {init} | {width} | {d} | {_cell(found['success'])} | "
-            f"{_cell(found['hessian'])} | {_cell(found['test_loss'])} | "
-            f"{_median(group['first_phase_step'])} / "
-            f"{_median(group['first_phase_overlap'], '.2f')} | "
-            f"{_median(group['hessian_step'])} | "
-            f"{top[0]:.3f} / {top[1]:.3f} / {top[2]:.2f} |"
-        )
-    return lines
 
 
-def _extrapolation_table(analysis) -> list[str]:
-    lines = [
-        "| method | m | kind | crossings by d | d -> inf (nu = 1/2) | nu = 1/3 .. 1 |",
-        "|---|---|---|---|---|---|",
-    ]
-    for (method, width, kind), fit in analysis["extrapolations"].items():
-        by_d = ", ".join(_fmt(c) for c in fit["crossings"])
-        lines.append(
-            f"| {method} | {width} | {'delta_H' if kind == 'hessian' else 'success'} "
-            f"| {by_d} | {_fmt(fit['c_inf'])} {_interval_text(fit['interval'])} | "
-            f"{_fmt(min(fit['range']))} .. {_fmt(max(fit['range']))} |"
-        )
-    return lines
+# ----------------------------------------------------------------- panels
 
 
-def _plateau_table(analysis) -> list[str]:
-    lines = [
-        "| method | m | d | delta_H | delta - delta_H: median plateau (steps; "
-        "inf: the test loss never halved) |",
-        "|---|---|---|---|---|",
-    ]
-    for (method, init, width, d), found in analysis["crossings"].items():
-        if method not in ACTIVATIONS or init != "random":
-            continue
-        group = analysis["groups"][method, init, width, d]
-        threshold = found["hessian"]["value"]
-        cells = ", ".join(
-            f"{x - threshold:+.2g}: {np.median(p):.0f}"
-            for x, p in zip(group["deltas"], group["plateau"], strict=True)
-        )
-        lines.append(f"| {method} | {width} | {d} | {_fmt(threshold)} | {cells} |")
-    return lines
+def _shown_width(table) -> int:
+    widths = sorted(table[table.init == "random"].width.unique())
+    return 4 if 4 in widths else int(widths[len(widths) // 2])
 
 
-def _summary(analysis, preset, n_seeds) -> str:
-    steps = ", ".join(
-        f"{step_budget(preset.base_iter, d)} (d={d})" for d in preset.dims
-    )
-    design = (
-        f"Design: noiseless phase retrieval y = <theta*, x>^2; first-layer GD "
-        f"(full batch, float64, step {STEP_RULES['quadratic']:g} m (quadratic), "
-        f"{STEP_RULES['GeLU']:g} m (GeLU), steps {steps}), {plural(n_seeds, 'seed')} "
-        f"per delta (seed s draws the data of every configuration). Success: "
-        f"overlap > {SUCCESS_OVERLAP:g} at the end. End of the first phase: the "
-        f"first step at which the train loss fell by less than "
-        f"{FIRST_PHASE_DROP:.0%} over {FIRST_PHASE_WINDOW} steps. The Hessian is "
-        "taken where that rule fires in a second GD run from the same "
-        "initialisation with theta*'s component held at 0 (the first phase as at "
-        "d -> inf, where the escape has not begun): its width + 1 smallest "
-        f"eigenpairs (Lanczos, tol {HESSIAN_TOL:g} ||H||); the outlier is the one "
-        "of the width smallest whose eigenvector overlaps theta* most, the bulk "
-        f"edge the (width + 1)-th; found when {OUTLIER_RULE}; delta_H: the "
-        f"crossing of that rate at {LEVEL:g}. "
-        f"Crossings by linear interpolation on the grid, {CONFIDENCE:.0%} "
-        "bootstrap intervals over seeds; test-loss criterion: test MSE < "
-        f"{TEST_LOSS_FRACTION:g} x the trivial one."
-    )
-    spectral = []
-    d = analysis["dims"][-1]
-    for name in SPECTRAL:
-        found = _spectral_agreement(analysis["groups"][name, "-", 0, d], name)
-        spectral.append(
-            f"{SPECTRAL[name]} (d={d}): "
-            + ", ".join(
-                f"{m:.3f} vs {t:.3f} (delta={x:g})"
-                for x, m, t in zip(
-                    found["deltas"], found["mean"], found["limit"], strict=True
-                )
-            )
-        )
-    return "\n".join(
-        [
-            design,
-            "",
-            *_crossing_table(analysis),
-            "",
-            *_extrapolation_table(analysis),
-            "",
-            "Grokking:",
-            "",
-            *_plateau_table(analysis),
-            "",
-            "Spectral methods, mean squared overlap vs the d -> inf limit: "
-            + "; ".join(spectral)
-            + f". Weak recovery above {spectral_threshold():g} for both; overlap "
-            f"> {SUCCESS_OVERLAP:g} above {spectral_criterion_crossing():.2f} "
-            f"(optimal) and {_max_overlap_crossing():.2f} (max-overlap) in the limit.",
-            "",
-            f"Paper: delta_NN = {PAPER_THRESHOLDS['quadratic']:g} (quadratic), "
-            f"{PAPER_THRESHOLDS['GeLU']:g} (GeLU), delta_alg = "
-            f"{PAPER_THRESHOLDS['spectral']:g} ({PAPER_CONDITIONS}).",
-        ]
-    )
+def _finish(ax, title: str, ylabel: str, xlabel="delta = n / d", **limits) -> None:
+    ax.set(xlabel=xlabel, ylabel=ylabel, **limits)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=6)
 
 
-def _max_overlap_crossing() -> float:
-    return spectral_criterion_crossing(preprocessing="max-overlap")
-
-
-def _shown_width(analysis) -> int:
-    widths = analysis["widths"]
-    return 4 if 4 in widths else widths[len(widths) // 2]
-
-
-def _draw_hessian(eigen_axis, overlap_axis, analysis):
-    """The Hessian panel: the outlier's eigenvalue and overlap against delta,
-    by d, at the shown width (random init)."""
-    width = _shown_width(analysis)
-    styles = {"quadratic": "-", "GeLU": "--"}
-    for k, d in enumerate(analysis["dims"]):
-        for method in ACTIVATIONS:
-            group = analysis["groups"].get((method, "random", width, d))
-            if group is None:
-                continue
-            label = f"{method}, d={d}"
-            eigen_axis.plot(
-                group["deltas"],
-                np.nanmedian(group["outlier_eigenvalue"], axis=1),
-                "o" + styles[method],
-                color=f"C{k}",
-                label=label,
-            )
-            eigen_axis.plot(
-                group["deltas"],
-                np.nanmedian(group["bulk_edge"], axis=1),
-                "x" + styles[method],
-                color=f"C{k}",
-                lw=0.6,
-                alpha=0.6,
-            )
-            overlap_axis.plot(
-                group["deltas"],
-                np.nanmedian(group["outlier_overlap"], axis=1),
-                "o" + styles[method],
-                color=f"C{k}",
-                label=label,
-            )
-    eigen_axis.axhline(0.0, color="0.4", lw=0.8)
-    eigen_axis.set(
-        xlabel="delta = n / d",
-        ylabel="outlier eigenvalue (median over seeds)",
-        title=f"Hessian at the end of the first phase, m={width}\n"
-        "o: the outlier (eigenvector most along theta*); x: the bulk edge",
-    )
-    overlap_axis.axhline(HESSIAN_OVERLAP, color="0.4", ls="--", lw=0.8)
-    overlap_axis.set(
-        xlabel="delta = n / d",
-        ylabel="its eigenvector's overlap with theta* (median)",
-        title="Found: above the dashed line and out of the bulk\n"
-        f"(m={width}; solid quadratic, dashed GeLU)",
-        ylim=(0, 1.02),
-    )
-    for method, value in PAPER_THRESHOLDS.items():
+def _rates_panel(ax, table) -> None:
+    d, width = table.d.max(), _shown_width(table)
+    keep = (table.d == d) & (table.init != "spectral")
+    rows = table[keep & table.width.isin([0, width])]
+    for k, (method, group) in enumerate(rows.groupby("method")):
+        rates = group.groupby("delta")[["success", "outlier"]].mean()
+        ax.plot(rates.success, "o-", color=f"C{k}", label=f"{method}: success")
         if method in ACTIVATIONS:
-            for axis in (eigen_axis, overlap_axis):
-                axis.axvline(value, color="0.6", ls=":", lw=1)
-    eigen_axis.legend(fontsize=7)
+            ax.plot(rates.outlier, "s:", color=f"C{k}", label=f"{method}: outlier")
+    ax.axhline(LEVEL, color="0.4", lw=0.8, ls="--")
+    _finish(ax, f"Success and Hessian-outlier rates, d={d}, m={width}", "rate")
 
 
-def _draw_rates(axis, analysis):
-    d, width = analysis["dims"][-1], _shown_width(analysis)
-    for k, method in enumerate([*ACTIVATIONS, *SPECTRAL]):
-        key = (
-            (method, "random", width, d)
-            if method in ACTIVATIONS
-            else (method, "-", 0, d)
-        )
-        group = analysis["groups"][key]
-        rate = np.nan_to_num(group["success"]).mean(axis=1)
-        axis.plot(
-            group["deltas"], rate, "o-", color=f"C{k}", label=f"{method}: success"
-        )
-        if method in ACTIVATIONS:
-            outlier = np.nan_to_num(group["outlier"]).mean(axis=1)
-            axis.plot(
-                group["deltas"],
-                outlier,
-                "s:",
-                color=f"C{k}",
-                label=f"{method}: Hessian outlier",
-            )
-    axis.axhline(LEVEL, color="0.4", lw=0.8, ls="--")
-    axis.set(
-        xlabel="delta = n / d",
-        ylabel="rate over seeds",
-        ylim=(-0.03, 1.05),
-        title=f"Success and Hessian-outlier rates, d={d}, m={width}",
-    )
-    axis.legend(fontsize=6, loc="lower right")
+def _hessian_panel(column: str, ax, table) -> None:
+    """The outlier's eigenvalue (and the bulk edge, x) or its eigenvector's
+    overlap with theta*, median over seeds, by d (random init)."""
+    width, dims = _shown_width(table), sorted(table.d.unique())
+    rows = table[(table.init == "random") & (table.width == width)]
+    for (method, d), group in rows.groupby(["method", "d"]):
+        medians = group.groupby("delta")[[column, "bulk_edge"]].median()
+        ls = "-" if method == "quadratic" else "--"
+        style = {"color": f"C{dims.index(d)}", "ls": ls}
+        ax.plot(medians[column], marker="o", label=f"{method}, d={d}", **style)
+        if column == "outlier_eigenvalue":
+            ax.plot(medians.bulk_edge, marker="x", lw=0.6, **style)
+    ax.axhline(0.0 if column == "outlier_eigenvalue" else HESSIAN_OVERLAP, color="0.4")
+    for method in ACTIVATIONS:
+        ax.axvline(PAPER_THRESHOLDS[method], color="0.6", ls=":")
+    title = f"Hessian at the end of the first phase, m={width}"
+    _finish(ax, title, f"{column} (median; x: bulk edge)")
 
 
-def _draw_extrapolation(axis, analysis):
-    x_max = analysis["dims"][0] ** -QUOTED_EXPONENT
-    grid = np.linspace(0.0, x_max * 1.05, 50)
-    for k, ((method, width, kind), fit) in enumerate(
-        analysis["extrapolations"].items()
-    ):
-        x = np.asarray(fit["dims"], dtype=float) ** -QUOTED_EXPONENT
-        marker = "s" if kind == "hessian" else "o"
-        name = "delta_H" if kind == "hessian" else "success"
-        axis.plot(
-            x,
-            fit["crossings"],
-            marker,
-            color=f"C{k % 10}",
-            label=f"{method} m={width} {name} -> {_fmt(fit['c_inf'])}",
-        )
-        if np.isfinite(fit["c_inf"]):
-            axis.plot(
-                grid,
-                fit["c_inf"] + fit["slope"] * grid,
-                "-",
-                color=f"C{k % 10}",
-                lw=0.7,
-            )
+def _extrapolation_panel(ax, table) -> None:
+    x_max = table.d.min() ** -QUOTED_EXPONENT
+    line = np.linspace(0.0, 1.05 * x_max, 50)
+    for method, kind in itertools.product(ACTIVATIONS, ("success", "outlier")):
+        for width, by_d in _by_width(table, method, kind).items():
+            found = [_crossing(curve) for curve in by_d.values()]
+            c_inf, slope = extrapolate_crossing(list(by_d), found)
+            label = f"{method} m={width} {kind} -> {_fmt(c_inf)}"
+            x = np.array(list(by_d), dtype=float) ** -QUOTED_EXPONENT
+            points = ax.plot(x, found, "so"[kind == "success"], label=label)
+            ax.plot(line, c_inf + slope * line, lw=0.7, color=points[0].get_color())
     for method, value in PAPER_THRESHOLDS.items():
-        axis.axhline(value, color="0.3", ls=":", lw=1)
-        axis.annotate(
-            f"paper {method} {value:g}", (0.0, value), fontsize=7, va="bottom"
-        )
-    axis.set(
-        xlabel="d ** -1/2",
-        ylabel="crossing delta",
-        title="Finite-size scaling: c_inf + b d^-1/2",
-        xlim=(-0.04 * x_max, x_max * 1.1),
-    )
-    axis.legend(fontsize=5, ncol=2)
+        ax.axhline(value, color="0.3", ls=":", lw=1)
+        ax.annotate(f"paper {method} {value:g}", (0.0, value), fontsize=7)
+    title = "Finite-size scaling of the crossings: c_inf + b d^-1/2"
+    _finish(ax, title, "crossing delta", "d ** -1/2", xlim=(-0.04 * x_max, 1.1 * x_max))
 
 
-def _draw_spectral(axis, analysis):
-    top = max(analysis["groups"]["spectral", "-", 0, analysis["dims"][-1]]["deltas"])
-    grid = np.linspace(0.05, top, 200)
+def _spectral_panel(ax, table) -> None:
+    rows = table[table.init == "-"]
+    line = np.linspace(0.05, rows.delta.max(), 200)
     for k, (name, preprocessing) in enumerate(SPECTRAL.items()):
-        axis.plot(
-            grid,
-            spectral_overlap(grid, preprocessing),
-            "-",
-            color=f"C{k}",
-            label=f"{preprocessing}: d -> inf limit",
+        limit = spectral_overlap(line, preprocessing)
+        ax.plot(line, limit, color=f"C{k}", label=f"{preprocessing}: d -> inf limit")
+        by_d = rows[rows.method == name].groupby("d")
+        for marker, (d, mine) in zip("^v<>>>", by_d, strict=False):
+            means = (mine.overlap**2).groupby(mine.delta).mean()
+            ax.plot(means, marker, color=f"C{k}", label=f"{preprocessing}, d={d}")
+    ax.axvline(spectral_threshold(), color="0.4", ls=":", lw=1)
+    title = "Spectral baselines vs their limits (dotted: weak recovery at 1/2)"
+    _finish(ax, title, "squared overlap (mean over seeds)", ylim=(-0.03, 1.05))
+
+
+def _plateau_panel(ax, table) -> None:
+    width = _shown_width(table)
+    outlier = _curves(table, "outlier", init="random", width=width)
+    for key, plateau in _curves(table, "plateau", init="random", width=width).items():
+        median = plateau.median(axis=1).replace(np.inf, np.nan)
+        style = "o-" if key[0] == "quadratic" else "s--"
+        x = median.index - _crossing(outlier[key])
+        ax.plot(x, median, style, label=f"{key[0]} d={key[3]}")
+    ax.axvline(0.0, color="0.4", ls=":", lw=1)
+    title = f"Grokking plateau, m={width} (missing: never halved)"
+    _finish(ax, title, "steps until the test loss halves (median)", "delta - delta_H")
+
+
+def _describe(table) -> str:
+    """The design, and per GD configuration its crossings and first phases."""
+    gd = table[table.method.isin(list(ACTIVATIONS))]
+    steps = ", ".join(f"{s} (d={d})" for d, s in gd.groupby("d").max_iter.max().items())
+    lines = [
+        f"First-layer GD, full batch, float64, step {STEP_RULES['quadratic']:g} m "
+        f"(quadratic), {STEP_RULES['GeLU']:g} m (GeLU), steps {steps}; seed s draws "
+        "the data of every configuration. The Hessian is taken where the first-phase "
+        f"rule (train loss down by less than {FIRST_PHASE_DROP:.0%} over "
+        f"{FIRST_PHASE_WINDOW} steps) fires in a second run from the same "
+        "initialisation with theta*'s component held at 0: its width + 1 smallest "
+        f"eigenpairs (Lanczos, tol {HESSIAN_TOL:g} ||H||). Per configuration: the "
+        "success crossing, delta_H, the test-loss crossing (test MSE < "
+        f"{TEST_LOSS_FRACTION:g} x the trivial one); medians of the free run's "
+        "first-phase step / W's overlap there, and of the projected run's step:",
+        "",
+    ]
+    for key, rows in gd.groupby(GROUP):
+        curve = partial(rows.pivot, index="delta", columns="seed")
+        crossings = (curve(values=column) for column in ("success", "outlier"))
+        test_loss = curve(values="test_loss_ratio") < TEST_LOSS_FRACTION
+        found = ", ".join(_fmt(_crossing(c)) for c in (*crossings, test_loss))
+        steps = [rows[c].median() for c in ("first_phase_step", "hessian_step")]
+        overlap = rows.first_phase_overlap.median()
+        lines.append(
+            f"- {' '.join(map(str, key[:2]))} m={key[2]} d={key[3]}: {found}; "
+            f"{steps[0]:.0f} / {overlap:.2f}, {steps[1]:.0f}"
         )
-        for j, d in enumerate(analysis["dims"]):
-            group = analysis["groups"][name, "-", 0, d]
-            axis.plot(
-                group["deltas"],
-                (group["overlap"] ** 2).mean(axis=1),
-                "^v"[j % 2],
-                color=f"C{k}",
-                alpha=0.5 + 0.5 * j / len(analysis["dims"]),
-                label=f"{preprocessing}, d={d}",
-            )
-    axis.axvline(spectral_threshold(), color="0.4", ls=":", lw=1)
-    axis.set(
-        xlabel="delta = n / d",
-        ylabel="squared overlap",
-        ylim=(-0.03, 1.05),
-        title="Spectral baselines vs their limits\n(dotted: weak recovery at 1/2)",
+    ratios = [spectral_ratio_for_overlap(SUCCESS_OVERLAP, p) for p in SPECTRAL.values()]
+    return "\n".join(lines) + (
+        f"\n\nSpectral methods: weak recovery above {spectral_threshold():g} for both, "
+        f"overlap > {SUCCESS_OVERLAP:g} above {ratios[0]:.2f} (optimal) and "
+        f"{ratios[1]:.2f} (max-overlap) in the limit."
     )
-    axis.legend(fontsize=6, loc="upper left")
 
 
-def _draw_plateau(axis, analysis):
-    for k, ((method, init, width, d), found) in enumerate(
-        analysis["crossings"].items()
-    ):
-        if (
-            method not in ACTIVATIONS
-            or init != "random"
-            or width != _shown_width(analysis)
-        ):
-            continue
-        group = analysis["groups"][method, init, width, d]
-        threshold = found["hessian"]["value"]
-        if not np.isfinite(threshold):
-            continue
-        plateau = np.median(group["plateau"], axis=1)
-        axis.plot(
-            group["deltas"] - threshold,
-            np.where(np.isfinite(plateau), plateau, np.nan),
-            "o-" if method == "quadratic" else "s--",
-            color=f"C{k % 10}",
-            label=f"{method} d={d}",
-        )
-    axis.axvline(0.0, color="0.4", ls=":", lw=1)
-    axis.set(
-        xlabel="delta - delta_H",
-        ylabel="steps until the test loss halves (median)",
-        title=f"Grokking plateau, m={_shown_width(analysis)}\n(missing: never halved)",
-    )
-    axis.legend(fontsize=7)
-
-
-def draw(analysis):
-    """The figure: rates, the Hessian panel (eigenvalue, overlap), the
-    finite-size scaling, the spectral baselines and the grokking plateau."""
-    figure, axes = new_figure(3, n_rows=2)
-    _draw_rates(axes[0], analysis)
-    _draw_hessian(axes[1], axes[2], analysis)
-    _draw_extrapolation(axes[3], analysis)
-    _draw_spectral(axes[4], analysis)
-    _draw_plateau(axes[5], analysis)
-    return figure
-
-
-def run_feature_learning(
-    *,
-    scale: str = "small",
-    device: str = "cpu",
-    seeds: int | None = None,
-    n_jobs: int | None = None,
-    progress: bool = True,
-) -> ExperimentResult:
-    """The feature-learning threshold measured as Montanari and Wang define
-    it (the Hessian's outlier) and by the success rate, over d and width.
-
-    For every dimension ``d`` and width ``m`` of the preset, every delta of
-    its grid and every seed, first-layer GD with the quadratic and the GeLU
-    activation (random initialisation; also the spectral one at the smallest
-    d for the preset's widths) is trained for :func:`step_budget` steps
-    (:func:`measure_runs`). A second run from the same initialisation, with
-    theta*'s component held at 0 (:class:`HardDirectionProjection`), stops
-    at the end of the first phase (the first step at which the train loss
-    fell by less than 5% over 10 steps, :func:`first_phase_end`), where the
-    Hessian's smallest eigenpairs give the outlier; its rate over seeds
-    crosses 1/2 at ``delta_H(d, m)``, shown beside the success-rate
-    crossing and the test-loss criterion of the same runs, extrapolated in
-    d with bootstrap intervals; the plateau before the test loss halves
-    measures grokking; both spectral methods (optimal and max-overlap
-    preprocessing) run on the same data, against their limits.
-    The verdicts follow from the CSV alone (:func:`judge`).
-
-    Parameters
-    ----------
-    scale : {"small", "medium", "paper"}, default="small"
-        ``"small"``: d in (100, 200), widths 2 and 4, 6 seeds; ``"medium"``:
-        d up to 400, widths 1, 2, 4, 8; ``"paper"``: d up to 1600, 16 seeds.
-    device : {"cpu", "cuda", "auto"}, default="cpu"
-        Where GD runs (the spectral methods run on the CPU).
-    seeds : int, default=None
-        Repetitions per delta; None uses the preset's.
-    n_jobs : int, default=None
-        Parallel fits (joblib).
-    progress : bool, default=True
-        Show a progress bar over the fits on stderr.
-
-    Returns
-    -------
-    ExperimentResult
-        Columns :data:`COLUMNS`; metrics ``delta_H_<method>_m<m>_d<d>``,
-        ``crossing_<method>_m<m>_d<d>``, ``extrapolated_<kind>_<method>_m<m>``.
-
-    References
-    ----------
-    Montanari, Wang (2026), "Phase Transitions for Feature Learning in
-    Neural Networks".
-
-    Luo, Alghamdi, Lu (2019), "Optimal spectral initialization for signal
-    recovery with applications to phase retrieval".
-
-    Examples
-    --------
-    >>> from sklearn_pt.experiments import run_feature_learning
-    >>> result = run_feature_learning(scale="tiny", progress=False)
-    >>> result.columns[:4]
-    ('method', 'init', 'width', 'd')
-    >>> len(result.verdicts)
-    9
-    """
-    clock = Stopwatch()
-    preset = select_preset(FEATURE_LEARNING_PRESETS, scale)
-    device = resolve_run_device(device)
-    seed_list = resolve_seeds(seeds, preset.n_seeds)
-    rows = measure_runs(
-        preset, seed_list, device=device, n_jobs=n_jobs, progress=progress
-    )
-    table = as_table(COLUMNS, rows)
-    analysis = analyse(table)
-    metrics = {}
-    for (method, init, width, d), found in analysis["crossings"].items():
-        tag = method.replace(" ", "_") if width == 0 else f"{method}_m{width}"
-        tag += "_spectral_init" if init == "spectral" else ""
-        metrics[f"crossing_{tag}_d{d}"] = found["success"]["value"]
-        if "hessian" in found:
-            metrics[f"delta_H_{tag}_d{d}"] = found["hessian"]["value"]
-    for (method, width, kind), fit in analysis["extrapolations"].items():
-        metrics[f"extrapolated_{kind}_{method}_m{width}"] = fit["c_inf"]
-    return ExperimentResult(
-        name="feature-learning",
-        title="Feature learning by first-layer GD: the Hessian-defined threshold "
-        "and the success rate in delta = n/d, over d and width",
-        columns=COLUMNS,
-        rows=rows,
-        figure=draw(analysis),
-        summary=_summary(analysis, preset, len(seed_list)),
-        metrics=metrics,
-        settings={
-            "scale": scale,
-            "seeds": len(seed_list),
-            "device": device,
-            "dims": ",".join(map(str, preset.dims)),
-            "widths": ",".join(map(str, preset.widths)),
-            "base_iter": preset.base_iter,
-        },
-        seconds=clock.seconds(),
-        reference=REFERENCE,
-        verdicts=judge(table),
-    )
+FEATURE_LEARNING = Experiment(
+    name="feature-learning",
+    title="Feature learning by first-layer GD: the Hessian-defined threshold and "
+    "the success rate in delta = n/d, over d and width",
+    reference=REFERENCE,
+    presets=PRESETS,
+    measure=measure,
+    claims=_claims,
+    panels=(
+        _rates_panel,
+        partial(_hessian_panel, "outlier_eigenvalue"),
+        partial(_hessian_panel, "outlier_overlap"),
+        _extrapolation_panel,
+        _spectral_panel,
+        _plateau_panel,
+    ),
+    describe=_describe,
+)
+"""The threshold delta_H (the Hessian's outlier) and the success crossing of
+first-layer GD over d and width, against delta_NN, beside both spectral
+methods (Montanari, Wang, 2026; Luo, Alghamdi, Lu, 2019)."""

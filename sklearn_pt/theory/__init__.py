@@ -31,7 +31,9 @@ Spectral method for phase retrieval (Lu, Li, 2020; Mondelli, Montanari, 2019):
 - :func:`spectral_overlap` -- asymptotic squared overlap of
   :class:`~sklearn_pt.decomposition.SpectralEstimator` with ``theta*``
   (``preprocessing="max-overlap"``: Luo, Alghamdi, Lu 2019, the largest);
-- :func:`spectral_threshold` -- the sample ratio above which it is positive.
+- :func:`spectral_threshold` -- the sample ratio above which it is positive;
+- :func:`spectral_ratio_for_overlap` -- the sample ratio at which it reaches a
+  given ``|cosine|``.
 """
 
 from ._partial import (
@@ -43,7 +45,11 @@ from ._partial import (
     kappa_p,
     proportion_for_reduction,
 )
-from ._phase_retrieval import spectral_overlap, spectral_threshold
+from ._phase_retrieval import (
+    spectral_overlap,
+    spectral_ratio_for_overlap,
+    spectral_threshold,
+)
 from ._two_step import (
     bbp_threshold,
     count_signal_outliers,
@@ -68,6 +74,7 @@ __all__ = [
     "order_strength",
     "proportion_for_reduction",
     "spectral_overlap",
+    "spectral_ratio_for_overlap",
     "spectral_threshold",
     "spike_count",
     "two_step_signal",

@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import brentq
 
-__all__ = ["spectral_overlap", "spectral_threshold"]
+__all__ = ["spectral_overlap", "spectral_ratio_for_overlap", "spectral_threshold"]
 
 FloatOrArray = float | NDArray[np.float64]
 
@@ -519,3 +519,53 @@ default="optimal"
             return float(math.exp(root))
         previous = float(delta)
     return math.inf
+
+
+def spectral_ratio_for_overlap(
+    cosine: float = 0.5, preprocessing: str = "optimal"
+) -> float:
+    """The sample ratio ``delta`` at which the spectral estimator's limiting
+    ``|cosine|`` with ``theta*`` reaches ``cosine``.
+
+    The root of ``spectral_overlap(delta) = cosine ** 2`` above
+    :func:`spectral_threshold` (where the overlap is still 0): the ``d ->
+    infinity`` value of the crossing a success rate at ``|cosine| > cosine``
+    measures for the spectral method.
+
+    Parameters
+    ----------
+    cosine : float, default=0.5
+        The ``|cosine|`` to reach, in ``(0, 1)``.
+    preprocessing : {"optimal", "max-overlap", "trimming"}, default="optimal"
+        The map ``T``, as in
+        :class:`~sklearn_pt.decomposition.SpectralEstimator`.
+
+    Returns
+    -------
+    delta : float
+
+    See Also
+    --------
+    spectral_overlap : The limiting squared overlap.
+
+    Examples
+    --------
+    >>> from sklearn_pt.theory import spectral_ratio_for_overlap
+    >>> round(spectral_ratio_for_overlap(0.5), 2)
+    1.12
+    >>> round(spectral_ratio_for_overlap(0.5, "max-overlap"), 2)
+    1.04
+    """
+    target = cosine**2
+    low = spectral_threshold(preprocessing)
+    high = 2 * low
+    while spectral_overlap(high, preprocessing) < target:
+        high *= 2
+    return float(
+        brentq(
+            lambda delta: spectral_overlap(delta, preprocessing) - target,
+            low,
+            high,
+            xtol=1e-8,
+        )
+    )

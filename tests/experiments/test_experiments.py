@@ -15,6 +15,7 @@ import pytest
 from sklearn_pt.experiments import (
     DEEP,
     EXPERIMENTS,
+    FEATURE_LEARNING,
     PARTIAL,
     SCALES,
     TWO_STEP,
@@ -22,18 +23,13 @@ from sklearn_pt.experiments import (
     ExperimentResult,
     captured_fraction,
     run,
-    run_feature_learning,
 )
 from sklearn_pt.experiments import _partial as partial
 from sklearn_pt.experiments import crossing as first_crossing
 from sklearn_pt.experiments._approximation import APPROXIMATION_PRESETS
 from sklearn_pt.experiments._common import resolve_seeds
-from sklearn_pt.experiments._feature_learning import (
-    FEATURE_LEARNING_PRESETS,
-    crossing,
-    extrapolate_crossing,
-    spectral_criterion_crossing,
-)
+from sklearn_pt.experiments._feature_learning import extrapolate_crossing
+from sklearn_pt.model_selection import rate_crossing as crossing
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +43,7 @@ def test_every_experiment_has_every_public_scale():
         APPROXIMATION_PRESETS,
         DEEP.presets,
         TWO_STEP.presets,
-        FEATURE_LEARNING_PRESETS,
+        FEATURE_LEARNING.presets,
     ):
         assert set(SCALES) <= set(presets)
     assert list(EXPERIMENTS) == [
@@ -158,50 +154,16 @@ def test_partial_figure_has_labelled_axes_and_legends(partial_tiny):
     assert any("(test)" in label for label in labels)
 
 
-def test_feature_learning_successes_and_crossings_agree_with_the_table():
-    # More in tests/experiments/test_feature_learning.py (verdicts from CSV).
-    result = run_feature_learning(scale="tiny", progress=False)
-    preset = FEATURE_LEARNING_PRESETS["tiny"]
-    rows = [dict(zip(result.columns, row, strict=True)) for row in result.rows]
-    assert all(r["success"] == (r["overlap"] > 0.5) for r in rows)
-    assert {r["d"] for r in rows} == set(preset.dims)
-    for method in ("quadratic", "GeLU", "spectral"):
-        for d in preset.dims:
-            mine = [
-                r
-                for r in rows
-                if r["method"] == method and r["d"] == d and r["init"] != "spectral"
-            ]
-            deltas = sorted({r["delta"] for r in mine})
-            assert deltas == list(dict(preset.grids)[method])
-            rates = [
-                np.mean([r["success"] for r in mine if r["delta"] == x]) for x in deltas
-            ]
-            tag = method if method == "spectral" else f"{method}_m2"
-            got = result.metrics[f"crossing_{tag}_d{d}"]
-            expected = crossing(deltas, rates)
-            assert (math.isnan(got) and math.isnan(expected)) or got == expected
-        assert method in result.summary
-    assert len(result.verdicts) == 9
-    limit = spectral_criterion_crossing()
-    assert 0.5 < limit < 2.0
-    assert f"above {limit:.2f} (optimal)" in result.summary
-    assert "d -> infinity at fixed width m" in result.summary  # the conditions
-
-
 def test_extrapolation_recovers_a_known_finite_size_law():
+    # (The crossings against the CSV: tests/experiments/test_feature_learning.py.)
     dims = [100, 200, 400, 800]
     exact = [3.6 - 12.0 / d**0.5 for d in dims]
-    c_inf, interval, slope = extrapolate_crossing(dims, exact)
+    c_inf, slope = extrapolate_crossing(dims, exact)
     assert c_inf == pytest.approx(3.6) and slope == pytest.approx(-12.0)
-    assert math.isnan(interval[0])
-    rng = np.random.default_rng(0)
-    boots = [value + 0.05 * rng.normal(size=200) for value in exact]
-    c_inf, (low, high), _ = extrapolate_crossing(dims, exact, boots)
-    assert low < 3.6 < high and high - low < 1.0
     # a law in 1/d extrapolates lower with nu = 1/2 than with nu = 1
     in_d = [3.0 - 150.0 / d for d in dims]
     assert extrapolate_crossing(dims, in_d, exponent=1.0)[0] == pytest.approx(3.0)
     assert extrapolate_crossing(dims, in_d)[0] > 3.0
-    # one finite crossing is not enough
+    # non-finite crossings are left out; one finite crossing is not enough
+    assert extrapolate_crossing(dims, [np.inf, *exact[1:]])[0] == pytest.approx(3.6)
     assert math.isnan(extrapolate_crossing(dims, [np.nan, np.nan, np.nan, 2.0])[0])

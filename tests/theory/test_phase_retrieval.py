@@ -16,7 +16,11 @@ from sklearn_pt.decomposition import (
 from sklearn_pt.decomposition._spectral import (
     PREPROCESSINGS as ESTIMATOR_PREPROCESSINGS,
 )
-from sklearn_pt.theory import spectral_overlap, spectral_threshold
+from sklearn_pt.theory import (
+    spectral_overlap,
+    spectral_ratio_for_overlap,
+    spectral_threshold,
+)
 from sklearn_pt.theory._phase_retrieval import (
     PREPROCESSINGS,
     _limit,
@@ -243,6 +247,31 @@ def test_max_overlap_has_the_same_threshold_and_a_larger_overlap_above_it():
             # the optimal T's constant is sqrt(2 delta'): c at delta' = c^2 / 2
             family = _limit(delta, _preprocessing("optimal", c**2 / 2.0, 9.0))
             assert family.overlap < spectral_overlap(delta, "max-overlap")
+
+
+@pytest.mark.parametrize("preprocessing", ["optimal", "max-overlap", "trimming"])
+@pytest.mark.parametrize("cosine", [0.1, 0.5, 0.9])
+def test_ratio_for_overlap_is_where_the_overlap_reaches_the_cosine(
+    preprocessing, cosine
+):
+    delta = spectral_ratio_for_overlap(cosine, preprocessing)
+    assert delta > spectral_threshold(preprocessing)
+    assert spectral_overlap(delta, preprocessing) == pytest.approx(cosine**2)
+    # the overlap rises with delta: just below it, the cosine is not reached
+    assert spectral_overlap(0.99 * delta, preprocessing) < cosine**2
+
+
+def test_ratio_for_overlap_rises_with_the_cosine_and_max_overlap_needs_less():
+    ratios = [spectral_ratio_for_overlap(c) for c in (0.2, 0.5, 0.8)]
+    assert ratios == sorted(ratios) and len(set(ratios)) == 3
+    # the experiment's success criterion |cosine| > 0.5 in the limit
+    assert spectral_ratio_for_overlap(0.5) == pytest.approx(1.12, abs=0.005)
+    best = spectral_ratio_for_overlap(0.5, "max-overlap")
+    assert 0.5 < best < spectral_ratio_for_overlap(0.5)
+    # a grid search agrees with the root to the grid's step
+    grid = np.linspace(0.51, 3.0, 2491)
+    first = grid[np.argmax(spectral_overlap(grid) >= 0.25)]
+    assert abs(first - spectral_ratio_for_overlap(0.5)) <= 1e-3
 
 
 # --------------------------------------------------------------------------
