@@ -1,0 +1,142 @@
+"""Where the reproductions spend their time: wall time per experiment, and a profile.
+
+Without ``--profile``, runs each experiment of ``sklearn-pt reproduce`` at
+``--scale`` with its default parallelism (``--n-jobs``), each in a fresh
+process, and prints one row per experiment: wall seconds, peak resident
+memory of the main process and the verdict words. With ``--profile``, runs
+them in one process with ``n_jobs=1`` under :mod:`cProfile` and prints, per
+experiment, the cumulative seconds of the parts issue 41 names (fits, exact
+two-step steps, singular values, edge tests, Hessian eigenpairs, kernel
+solves, the statistics, writing and drawing). The parts nest (a fit may
+compute a Hessian), so they do not sum to the total.
+
+Run by hand (not in CI), with torch on one thread per worker::
+
+    python benchmarks/profile_reproductions.py --scale medium
+    python benchmarks/profile_reproductions.py --scale small --profile --only two-step
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import pstats
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PARTS = {
+    "fits (training loop)": ("sklearn_pt/_training/_loop.py", "fit_loop"),
+    "stacked fits": ("sklearn_pt/_training/_plan.py", "run_stacked"),
+    "two-step steps": ("sklearn_pt/neural_network/_two_step_plan.py", "plan_two_steps"),
+    "singular values": ("sklearn_pt/spectral/_weights.py", "fit"),
+    "edge tests": ("sklearn_pt/spectral/_weights.py", "soft_edge_test"),
+    "Hessian eigenpairs": ("sklearn_pt/spectral/_hessian.py", "hessian_spectrum"),
+    "kernel solves": ("sklearn_pt/kernels/", ""),
+    "statistics": ("sklearn_pt/experiments/_stats.py", ""),
+    "judging": ("sklearn_pt/experiments/_runner.py", "judge"),
+    "writing and drawing": ("sklearn_pt/experiments/_runner.py", "write"),
+}
+"""Part name -> (file suffix, function name; "" for every function of the file)."""
+
+
+def _experiment_names(only: list[str] | None) -> list[str]:
+    from sklearn_pt.experiments import EXPERIMENTS
+
+    return [name for name in EXPERIMENTS if not only or name in only]
+
+
+def _time_one(name: str, scale: str, n_jobs: int | None, out: Path) -> dict:
+    """Run one experiment in a fresh process; its wall time, the peak
+    resident memory of that process (its joblib workers not included) and its
+    verdict words."""
+    code = (
+        "import json, sys, torch\n"
+        "from sklearn_pt import config_context\n"
+        "from sklearn_pt.experiments import EXPERIMENTS, run\n"
+        f"with config_context(torch_threads=1):\n"
+        f"    result = run(EXPERIMENTS[{name!r}], scale={scale!r}, n_jobs={n_jobs!r},"
+        " progress=False)\n"
+        f"result.write({str(out)!r})\n"
+        "import resource\n"
+        "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+        "print(json.dumps([peak, [v.word for v in result.verdicts]]))\n"
+    )
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+    )
+    seconds = time.perf_counter() - start
+    if done.returncode:
+        error = done.stderr.strip().splitlines()[-1:]
+        return {
+            "name": name,
+            "seconds": seconds,
+            "rss_mib": 0.0,
+            "words": None,
+            "error": error,
+        }
+    peak, words = json.loads(done.stdout.strip().splitlines()[-1])
+    return {"name": name, "seconds": seconds, "rss_mib": peak, "words": words}
+
+
+def _parts(stats: pstats.Stats) -> dict[str, float]:
+    """Cumulative seconds per part: the largest cumulative time among the
+    functions of the part (a function and its recursive calls counted once)."""
+    seconds = dict.fromkeys(PARTS, 0.0)
+    for (filename, _, function), (_, _, _, cumulative, _) in stats.stats.items():
+        path = filename.replace("\\", "/")
+        for part, (suffix, name) in PARTS.items():
+            if suffix in path and (not name or function == name):
+                seconds[part] = max(seconds[part], cumulative)
+    return seconds
+
+
+def _profile_one(name: str, scale: str, out: Path) -> tuple[float, dict[str, float]]:
+    from sklearn_pt import config_context
+    from sklearn_pt.experiments import EXPERIMENTS, run
+
+    profiler = cProfile.Profile()
+    start = time.perf_counter()
+    with config_context(torch_threads=1):
+        profiler.enable()
+        result = run(EXPERIMENTS[name], scale=scale, n_jobs=1, progress=False)
+        result.write(out)
+        profiler.disable()
+    total = time.perf_counter() - start
+    return total, _parts(pstats.Stats(profiler))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", default="medium")
+    parser.add_argument("--only", nargs="*", help="experiment names")
+    parser.add_argument("--n-jobs", type=int, default=None)
+    parser.add_argument("--profile", action="store_true")
+    args = parser.parse_args(argv)
+    names = _experiment_names(args.only)
+    with tempfile.TemporaryDirectory() as out:
+        if args.profile:
+            for name in names:
+                total, parts = _profile_one(name, args.scale, Path(out))
+                print(f"\n{name} at {args.scale}, n_jobs=1: {total:.1f} s")
+                for part, seconds in sorted(parts.items(), key=lambda p: -p[1]):
+                    if seconds:
+                        print(f"  {part:<22} {seconds:8.1f} s  {seconds / total:6.1%}")
+            print(f"RESULT: profiled {len(names)} experiments at {args.scale}")
+            return 0
+        rows = [_time_one(n, args.scale, args.n_jobs, Path(out)) for n in names]
+    print(f"{'experiment':<24} {'wall s':>8} {'main MiB':>9}  verdicts")
+    for row in rows:
+        words = ", ".join(row["words"]) if row["words"] else f"FAILED {row['error']}"
+        print(f"{row['name']:<24} {row['seconds']:8.1f} {row['rss_mib']:9.0f}  {words}")
+    total = sum(row["seconds"] for row in rows)
+    print(f"RESULT: {args.scale} total {total:.1f} s over {len(rows)} experiments")
+    return 0 if all(row["words"] for row in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
