@@ -95,7 +95,19 @@ def _parts(stats: pstats.Stats) -> dict[str, float]:
     return seconds
 
 
-def _profile_one(name: str, scale: str, out: Path) -> tuple[float, dict[str, float]]:
+def _hot_functions(stats: pstats.Stats, count: int = 8) -> list[tuple[str, float]]:
+    """The library's functions with the largest cumulative time below
+    :func:`run` (the runner's own frames left out): where to look next."""
+    rows = []
+    for (filename, line, function), (_, _, _, cumulative, _) in stats.stats.items():
+        path = filename.replace("\\", "/")
+        if "sklearn_pt/" in path and "/experiments/_runner.py" not in path:
+            where = path.split("sklearn_pt/", 1)[1]
+            rows.append((f"{where}:{line} {function}", cumulative))
+    return sorted(rows, key=lambda row: -row[1])[:count]
+
+
+def _profile_one(name: str, scale: str, out: Path) -> tuple[float, dict, list]:
     from sklearn_pt import config_context
     from sklearn_pt.experiments import EXPERIMENTS, run
 
@@ -107,7 +119,8 @@ def _profile_one(name: str, scale: str, out: Path) -> tuple[float, dict[str, flo
         result.write(out)
         profiler.disable()
     total = time.perf_counter() - start
-    return total, _parts(pstats.Stats(profiler))
+    stats = pstats.Stats(profiler)
+    return total, _parts(stats), _hot_functions(stats)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,11 +134,14 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as out:
         if args.profile:
             for name in names:
-                total, parts = _profile_one(name, args.scale, Path(out))
+                total, parts, hot = _profile_one(name, args.scale, Path(out))
                 print(f"\n{name} at {args.scale}, n_jobs=1: {total:.1f} s")
                 for part, seconds in sorted(parts.items(), key=lambda p: -p[1]):
                     if seconds:
                         print(f"  {part:<22} {seconds:8.1f} s  {seconds / total:6.1%}")
+                print("  largest cumulative times in the library:")
+                for where, seconds in hot:
+                    print(f"    {seconds:8.1f} s  {where}")
             print(f"RESULT: profiled {len(names)} experiments at {args.scale}")
             return 0
         rows = [_time_one(n, args.scale, args.n_jobs, Path(out)) for n in names]
