@@ -298,13 +298,11 @@ def _reproduce(args: argparse.Namespace) -> int:
 
 
 def _run_experiments(experiments, args, device) -> int:
-    from .experiments import Experiment, run
+    from .experiments import run
 
     total = 0.0
     for experiment in experiments:
-        # Experiments not yet ported to the declarative runner are functions.
-        runner = run if isinstance(experiment, Experiment) else _legacy
-        result = runner(
+        result = run(
             experiment,
             scale=args.scale,
             device=device,
@@ -321,10 +319,6 @@ def _run_experiments(experiments, args, device) -> int:
     if len(experiments) > 1:
         print(f"all: {total:.1f} s")
     return 0
-
-
-def _legacy(experiment, **kwargs):
-    return experiment(**kwargs)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

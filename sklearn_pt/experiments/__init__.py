@@ -10,7 +10,7 @@ from the table or its written CSV alone.
 
 - :data:`PARTIAL` -- training error against the trainable proportion P for
   two init scales, in the theory's design (He, Lao, Lu, Zhang, 2026);
-- :func:`run_approximation` -- the best approximation error E(P) that the bound
+- :data:`APPROXIMATION` -- the best approximation error E(P) that the bound
   is about (``sklearn-pt reproduce partial`` runs both);
 - :data:`DEEP` -- the transition in P for deep networks;
 - :data:`TWO_STEP` -- outliers of the weight spectrum after two large GD
@@ -34,7 +34,16 @@ Examples
 >>> result.write("results/")  # doctest: +SKIP
 """
 
-from ._approximation import run_approximation
+try:
+    import pandas  # noqa: F401
+except ImportError as exc:  # pragma: no cover - pandas is in the plot extra
+    raise ImportError(
+        "sklearn_pt.experiments needs pandas for its tables. Install the plot "
+        "extra: pip install 'sklearn_pt[plot]' (or pip install pandas)."
+    ) from exc
+
+from .._plotting import PlotDependencyError
+from ._approximation import APPROXIMATION
 from ._claims import (
     VERDICTS,
     Claim,
@@ -43,11 +52,10 @@ from ._claims import (
     Verdict,
     verdict_word,
 )
-from ._common import SCALES, ExperimentResult, PlotDependencyError
 from ._deep import DEEP
 from ._feature_learning import FEATURE_LEARNING
 from ._partial import PARTIAL
-from ._runner import Experiment, judge, run
+from ._runner import SCALES, Experiment, ExperimentResult, judge, run
 from ._stats import (
     CONFIDENCE,
     N_RESAMPLES,
@@ -68,20 +76,18 @@ from ._stats import (
 from ._two_step import TWO_STEP
 
 EXPERIMENTS = {
-    "partial": PARTIAL,
-    "partial-approximation": run_approximation,
-    "deep": DEEP,
-    "two-step": TWO_STEP,
-    "feature-learning": FEATURE_LEARNING,
+    experiment.name: experiment
+    for experiment in (PARTIAL, APPROXIMATION, DEEP, TWO_STEP, FEATURE_LEARNING)
 }
-"""The experiments by command-line name (also the name of their files), in
-the order ``all`` runs them."""
+"""The experiments by command-line name (the stem of their files), in the
+order ``sklearn-pt reproduce all`` runs them."""
 
 COMMANDS = {"partial": ("partial", "partial-approximation")}
 """Command-line names that run several experiments; any other name runs the
 experiment of that name."""
 
 __all__ = [
+    "APPROXIMATION",
     "COMMANDS",
     "CONFIDENCE",
     "DEEP",
@@ -110,7 +116,6 @@ __all__ = [
     "interval_test",
     "judge",
     "run",
-    "run_approximation",
     "seed_curves",
     "sign_test",
     "sign_test_p_value",

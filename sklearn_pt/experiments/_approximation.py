@@ -10,12 +10,15 @@ leverage scores from a pool of initial neurons, the others frozen at the
 initialisation), and only the readout is solved, in closed form. Its held-out
 error is the best the network can do with these neurons, which the
 approximation bound ``C (kappa_P log(m / delta) / m) ** alpha`` bounds.
+
+Per seed (one task: its target, data and networks serve every init scale,
+proportion and width, common random numbers), one row per (init scale, P,
+width): ``E(P)`` at ``width`` for every P of the grid, ``E(0)`` at every
+width of the decay.
 """
 
 from __future__ import annotations
 
-import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,51 +29,24 @@ from .._torch_bridge import make_generator, solve_ridge
 from ..kernels import BiasedReLUKernel
 from ..neural_network._partial import _leverage_order, leading_candidates
 from ..theory import (
-    approximation_bound,
     biased_relu_alpha,
     biased_relu_kappa0,
     bound_shape,
     fit_mismatch_ratio,
 )
-from ._common import (
-    ExperimentResult,
-    Stopwatch,
-    as_table,
-    format_values,
-    new_figure,
-    plural,
-    progress_bar,
-    resolve_run_device,
-    resolve_seeds,
-    select_preset,
-)
-from ._stats import small_proportions
-from ._verdicts import (
-    BOOTSTRAP_OVER_SEEDS,
+from ._claims import Claim, IntervalTest, SignTest
+from ._runner import Experiment
+from ._stats import (
     HOLDS,
-    LEVEL,
     NEITHER,
-    SIGN_TEST_OVER_SEEDS,
-    Verdict,
     bootstrap_interval,
-    interval_test,
-    sign_test,
+    captured_fraction,
+    geometric_mean,
+    seed_curves,
+    small_proportions,
 )
 
-__all__ = [
-    "APPROXIMATION_PRESETS",
-    "ApproximationPreset",
-    "RKHSTarget",
-    "approximation_error",
-    "approximation_errors",
-    "decay_exponent",
-    "first_layers",
-    "geometric_summary",
-    "informative_widths",
-    "judge",
-    "rkhs_target",
-    "run_approximation",
-]
+__all__ = ["APPROXIMATION", "approximation_errors", "first_layers", "rkhs_target"]
 
 REFERENCE = (
     'He, Lao, Lu, Zhang (2026), "Phase Transition from Random Features to Fully '
@@ -84,89 +60,49 @@ _INSIDE = 1.0 - 1e-12
 normalised row can have norm ``1 + 1 ulp``, which would send its pairs to the
 kernel's (much slower) quadrature for ``|x| > init_scale``; the target moves
 by about ``1e-12`` of itself."""
-COLUMNS = (
-    "init_scale",
-    "trainable_proportion",
-    "width",
-    "seed",
-    "n_select",
-    "n_fit",
-    "n_trainable",
-    "test_mse",
-    "train_mse",
-    "target_variance",
-    "error_ratio",
-    "theory_shape",
-    "n_features",
-    "delta",
-    "n_draws",
-)
-"""Columns of the table: one row per (init scale, P, width, seed)."""
 DRAW_STRIDE = 1_000_003
 """Network seed of draw ``k`` of seed ``s``: ``s + k * DRAW_STRIDE`` (draw 0
 is the seed itself)."""
-_UNINFORMATIVE = "approximation_bound is outside the regime where it is informative"
+MIN_WIDTHS = 3
+"""Widths inside the bound's informative regime needed to fit its exponent."""
+SMALL_P = 0.2
+"""The largest P of the "fast fall at small P" claim's range."""
+SHARPER_P = 0.1
+"""The largest P of the "sharper for the larger init scale" claim's range."""
+PROPORTIONS = [0.0, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0]
 
 
-@dataclass(frozen=True)
-class ApproximationPreset:
-    """Sizes of the approximation experiment.
-
-    ``width`` is the ``m`` of the curve in ``P``; ``widths`` the ``m`` of the
-    decay of ``E(0)``. A width-``m`` network selects its neurons on
-    ``select_per_width * m`` training points (the estimator's training
-    inputs), its readout is fitted on ``fit_per_width * m`` points (a
-    superset), and every fit is scored on the same ``n_test`` held-out
-    points. On the curve in ``P`` (at ``width``), ``n_draws`` networks are
-    drawn per (seed, init scale, P) and their errors summarised by the
-    geometric mean (one draw at the other widths of the decay): the error of
-    one draw of 128 random features spreads by 2x to 10x between draws of
-    the same distribution, which one draw per seed cannot tell from the
-    effect of the selection (measured at init_scale 1, width 128, 6 seeds:
-    fully leverage-selected below random features in 4 of 6 seeds with 4
-    draws, 6 of 6 with 8, geometric means 0.58-0.88). ``headline_proportion`` is the
-    small ``P`` that the verdicts quote. ``ridge`` is the readout's penalty
-    relative to the mean squared feature norm (see
-    :func:`approximation_error`); ``leverage_reg`` the estimator's ridge
-    parameter of the leverage scores (its default).
-    """
-
-    width: int
-    widths: tuple[int, ...]
-    n_seeds: int
-    proportions: tuple[float, ...] = (0.0, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
-    init_scales: tuple[float, ...] = (1.0, 10.0)
-    n_features: int = 5
-    select_per_width: int = 4
-    fit_per_width: int = 16
-    n_test: int = 4000
-    n_centres: int = 200
-    headline_proportion: float = 0.1
-    delta: float = 0.05
-    ridge: float = 1e-10
-    leverage_reg: float | str = "auto"
-    pool_per_width: int = 10
-    n_draws: int = 8
-
-
-APPROXIMATION_PRESETS = {
-    "tiny": ApproximationPreset(
-        width=16,
-        widths=(16, 32),
-        n_seeds=2,
-        proportions=(0.0, 0.1, 1.0),
-        n_test=400,
-        n_centres=20,
-        n_draws=2,
-    ),
-    "small": ApproximationPreset(width=128, widths=(64, 128, 256, 512), n_seeds=6),
-    "medium": ApproximationPreset(
-        width=256, widths=(64, 128, 256, 512, 1024, 2048), n_seeds=6
-    ),
-    "paper": ApproximationPreset(
-        width=1024, widths=(64, 128, 256, 512, 1024, 2048, 4096), n_seeds=10
-    ),
-}
+def _preset(width, widths, seeds, proportions=PROPORTIONS, **sizes):
+    """The sizes of a scale. A width-``m`` network selects its neurons on
+    ``select_per_width * m`` points, fits its readout on ``fit_per_width *
+    m`` (a superset) and is scored on ``n_test`` held-out points. At
+    ``width`` (the curve in P), ``n_draws`` networks are drawn per (seed,
+    init scale, P) and their errors summarised by the geometric mean (one
+    draw at the other widths): one draw of 128 random features spreads by 2x
+    to 10x between draws, which one draw per seed cannot tell from the
+    selection's effect (init_scale 1, width 128, 6 seeds: fully
+    leverage-selected below random features in 4 of 6 seeds with 4 draws,
+    6 of 6 with 8). ``ridge`` is the readout's relative penalty
+    (:func:`approximation_errors`), ``leverage_reg`` the estimator's."""
+    return {
+        "seeds": seeds,
+        "grid": [{}],  # one cell: per seed, every fit shares its data
+        "width": width,
+        "widths": widths,
+        "proportions": proportions,
+        "init_scales": [1.0, 10.0],
+        "n_features": 5,
+        "select_per_width": 4,
+        "fit_per_width": 16,
+        "n_test": 4000,
+        "n_centres": 200,
+        "delta": 0.05,
+        "ridge": 1e-10,
+        "leverage_reg": "auto",
+        "pool_per_width": 10,
+        "n_draws": 8,
+        **sizes,
+    }
 
 
 def _sphere(n_samples: int, n_features: int, rng: np.random.Generator) -> np.ndarray:
@@ -212,18 +148,6 @@ def rkhs_target(n_centres: int, n_features: int, random_state: int) -> RKHSTarge
     standard normal, then scaled so that ``c^T K c = 1``: the target lies on
     the unit sphere of the RKHS, the ball over which the bound holds.
 
-    Parameters
-    ----------
-    n_centres : int
-    n_features : int
-        The input dimension ``d``.
-    random_state : int
-        Seed of a local ``numpy.random.Generator``.
-
-    Returns
-    -------
-    RKHSTarget
-
     Examples
     --------
     >>> from sklearn_pt.experiments._approximation import rkhs_target
@@ -234,106 +158,7 @@ def rkhs_target(n_centres: int, n_features: int, random_state: int) -> RKHSTarge
     rng = np.random.default_rng(random_state)
     centres = _sphere(n_centres, n_features, rng)
     coef = rng.normal(size=n_centres)
-    target = RKHSTarget(centres, coef)
-    return RKHSTarget(centres, coef / target.rkhs_norm())
-
-
-def approximation_error(
-    X_train: torch.Tensor,
-    y_train: torch.Tensor,
-    X_test: torch.Tensor,
-    y_test: torch.Tensor,
-    *,
-    width: int,
-    trainable_proportion: float,
-    init_scale: float,
-    seed: int,
-    n_select: int | None = None,
-    ridge: float = 1e-10,
-    leverage_reg: float | str = "auto",
-    pool_size: int | None = None,
-) -> tuple[float, float]:
-    """Best held-out error of a width-``m`` partially leverage-sampled network.
-
-    The hidden layer is the one
-    :class:`~sklearn_pt.neural_network.PartiallyTrainableRegressor` builds
-    with ``trainable_selection="leverage"`` (built by :func:`first_layers`,
-    equal to its ``_build_module``): ``round(P m)`` neurons sampled without
-    replacement by their ridge leverage scores on the first ``n_select`` rows
-    of ``X_train`` from a pool of ``pool_size`` (default ``10 m``) neurons
-    drawn from the initialisation, and
-    ``m - round(P m)`` neurons of the initialisation, bias range
-    ``init_scale``. No hidden neuron is trained: only the readout is solved
-    on all of ``X_train``, by :func:`~sklearn_pt._torch_bridge.solve_ridge`.
-
-    Parameters
-    ----------
-    X_train, X_test : Tensor of shape (n, n_features)
-        Inputs on the unit sphere, float64, on the device of the run.
-    y_train, y_test : Tensor of shape (n, 1)
-        Target values.
-    width : int
-    trainable_proportion : float
-    init_scale : float
-    seed : int
-        Seed of the network's generator
-        (:func:`~sklearn_pt._torch_bridge.make_generator`).
-    n_select : int, default=None
-        Number of leading rows of ``X_train`` that the neurons are selected
-        on (the training inputs the estimator would see); None: all.
-    ridge : float, default=1e-10
-        Readout penalty relative to the mean squared norm of a feature column
-        (``alpha = ridge * ||Phi||_F^2 / m``).
-    leverage_reg : float or "auto", default="auto"
-        Ridge parameter of the leverage scores (the estimator's default:
-        ``"auto"``, at ten effective degrees of freedom).
-    pool_size : int, default=None
-        Candidates of the leverage pool; None: ``10 * width``.
-
-    Returns
-    -------
-    test_mse, train_mse : float
-        Mean squared errors of the readout on the held-out and training
-        points.
-
-    Notes
-    -----
-    The readout is the least-squares fit of the features to the target, up
-    to a penalty ``1e-10`` times the mean eigenvalue of the features' Gram
-    matrix: it only acts on directions that are numerically null (dead
-    neurons, and the ``d + 1``-dimensional span shared by every always-on
-    neuron of a large ``init_scale``), where it keeps the Cholesky solve
-    stable; elsewhere the fit is the unpenalised best fit. With a noiseless
-    target, its held-out error estimates the best ``L2`` error over the
-    readouts of these neurons, the quantity the approximation bound is
-    about, once the readout has many more points than features: measured
-    at ``m = 128``, fitting on ``4 m`` points inflates it by up to 1.8x at
-    ``init_scale=1`` (the readout's own estimation error), ``16 m`` points
-    are within 4% of ``32 m``. Hence the experiment's split: neurons
-    selected on ``4 m`` points, the readout fitted on ``16 m``.
-
-    References
-    ----------
-    .. [1] He, Lao, Lu, Zhang (2026), "Phase Transition from Random Features
-       to Fully Trainable Networks".
-    .. [2] Bach (2017), "On the equivalence between kernel quadrature rules
-       and random feature expansions", JMLR 18.
-    """
-    errors = approximation_errors(
-        X_train,
-        y_train,
-        X_test,
-        y_test,
-        width=width,
-        trainable_proportions=(trainable_proportion,),
-        init_scale=init_scale,
-        seed=seed,
-        n_select=n_select,
-        ridge=ridge,
-        leverage_reg=leverage_reg,
-        pool_size=pool_size,
-    )
-    return errors[0]
+    return RKHSTarget(centres, coef / RKHSTarget(centres, coef).rkhs_norm())
 
 
 def first_layers(
@@ -350,11 +175,11 @@ def first_layers(
 
     :class:`~sklearn_pt.neural_network.PartiallyTrainableRegressor` with
     ``trainable_selection="leverage"`` draws, from its generator, the
-    initialisation, then a pool and a leverage-sampling order of it, and
-    takes the first ``round(P m)`` of that order; none of these draws depends
-    on ``P`` (for ``P > 0``). So one draw serves every ``P``: the layer at
-    each ``P`` equals the estimator's (``_build_module``) for the same seed,
-    and the leverage scores are computed once.
+    initialisation, then a pool (default ``10 * width`` neurons) and a
+    leverage-sampling order of it on ``X_select``, and takes the first
+    ``round(P m)`` of that order; none of these draws depends on ``P``. So
+    one draw serves every ``P``: the layer at each ``P`` equals the
+    estimator's (``_build_module``) for the same seed.
 
     Returns
     -------
@@ -367,7 +192,7 @@ def first_layers(
         width,
         max(counts),
         init_scale=init_scale,
-        pool_size=pool_size if pool_size is not None else 10 * width,
+        pool_size=pool_size or 10 * width,
         reg=leverage_reg,
         generator=make_generator(seed),
     )
@@ -375,213 +200,53 @@ def first_layers(
     return [(w.to(X_select.device), b.to(X_select.device)) for w, b in layers]
 
 
-def approximation_errors(
-    X_train: torch.Tensor,
-    y_train: torch.Tensor,
-    X_test: torch.Tensor,
-    y_test: torch.Tensor,
-    *,
-    width: int,
-    trainable_proportions: Sequence[float],
-    init_scale: float,
-    seed: int,
-    n_select: int | None = None,
-    ridge: float = 1e-10,
-    leverage_reg: float | str = "auto",
-    pool_size: int | None = None,
-) -> list[tuple[float, float]]:
-    """:func:`approximation_error` at several ``P`` of one network draw.
+def approximation_errors(layers, train, test, *, ridge: float = 1e-10) -> list:
+    """Best error of a network at each of its first layers: no hidden neuron
+    is trained, only the readout is solved on ``train = (X, y)`` by
+    :func:`~sklearn_pt._torch_bridge.solve_ridge`, with the penalty ``ridge *
+    ||Phi||_F^2 / m`` (relative to the mean squared norm of a feature
+    column), and scored on ``test = (X, y)`` (float64 tensors, ``y`` of
+    shape ``(n, 1)``).
 
-    The layers come from :func:`first_layers` (the estimator's, one leverage
-    computation for every ``P``). Returns one ``(test_mse, train_mse)`` per
-    entry of ``trainable_proportions``.
+    Returns
+    -------
+    list of (test_mse, train_mse)
+        One per ``(weight, bias)`` of ``layers`` (:func:`first_layers`).
+
+    Notes
+    -----
+    The penalty ``1e-10`` times the mean eigenvalue of the features' Gram
+    matrix only acts on numerically null directions (dead neurons, and the
+    ``d + 1``-dimensional span shared by every always-on neuron of a large
+    ``init_scale``), where it keeps the Cholesky solve stable; elsewhere the
+    fit is the unpenalised best fit. With a noiseless target its held-out
+    error estimates the best ``L2`` error over the readouts of these
+    neurons once the readout has many more points than features: at
+    ``m = 128``, fitting on ``4 m`` points inflates it by up to 1.8x at
+    ``init_scale=1``, ``16 m`` points are within 4% of ``32 m``. Hence the
+    experiment's split: neurons selected on ``4 m`` points, the readout
+    fitted on ``16 m``.
     """
-    layers = first_layers(
-        X_train[:n_select],
-        width=width,
-        trainable_proportions=trainable_proportions,
-        init_scale=init_scale,
-        seed=seed,
-        leverage_reg=leverage_reg,
-        pool_size=pool_size,
-    )
     out = []
     with torch.no_grad():
         for weight, bias in layers:
-            features = torch.relu(X_train @ weight.T + bias)
-            alpha = ridge * float(features.square().sum()) / width
-            coef, intercept = solve_ridge(features, y_train, alpha)
-            train_mse = (features @ coef.T + intercept - y_train).square().mean()
+            (X, y), (X_test, y_test) = train, test
+            features = torch.relu(X @ weight.T + bias)
+            alpha = ridge * float(features.square().sum()) / len(weight)
+            coef, intercept = solve_ridge(features, y, alpha)
+            train_mse = (features @ coef.T + intercept - y).square().mean()
             test_fit = torch.relu(X_test @ weight.T + bias) @ coef.T + intercept
             test_mse = (test_fit - y_test).square().mean()
             out.append((float(test_mse), float(train_mse)))
     return out
 
 
-def decay_exponent(widths: Sequence[float], errors: Sequence[float]) -> float:
-    """Exponent ``beta`` of a power law ``E ~ m ** -beta`` fitted on log-log axes.
-
-    Parameters
-    ----------
-    widths : sequence of float
-    errors : sequence of float
-        Positive errors at those widths.
-
-    Returns
-    -------
-    float
-        Minus the least-squares slope of ``log E`` against ``log m``.
-
-    Raises
-    ------
-    ValueError
-        With fewer than two distinct widths: no slope to fit.
-
-    Examples
-    --------
-    >>> from sklearn_pt.experiments._approximation import decay_exponent
-    >>> round(decay_exponent([64, 128, 256], [1.0, 0.25, 0.0625]), 6)
-    2.0
-    """
-    if len(set(widths)) < 2:
-        raise ValueError(
-            f"decay_exponent needs at least two distinct widths; got {widths!r}. "
-            "Measure the error at two widths or more."
-        )
-    slope = np.polyfit(np.log(widths), np.log(errors), 1)[0]
-    return float(-slope)
-
-
-def geometric_summary(values: np.ndarray, axis: int = -1) -> tuple:
-    """Geometric mean and geometric standard deviation factor along ``axis``.
-
-    Parameters
-    ----------
-    values : ndarray
-        Positive numbers, e.g. error ratios of the seeds.
-    axis : int, default=-1
-
-    Returns
-    -------
-    mean, spread : ndarray
-        ``exp(mean(log v))`` and ``exp(std(log v))``: the seeds lie around
-        ``mean`` within the factor ``spread`` (``mean / spread`` to
-        ``mean * spread``), the natural band on log axes.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_pt.experiments._approximation import geometric_summary
-    >>> mean, spread = geometric_summary(np.array([0.5, 2.0]))
-    >>> float(mean), float(spread)
-    (1.0, 2.0)
-    """
-    logs = np.log(values)
-    return np.exp(logs.mean(axis=axis)), np.exp(logs.std(axis=axis))
-
-
-def _captured(curve: np.ndarray) -> np.ndarray:
-    """``(E(0) - E(P)) / (E(0) - E(1))``; NaN where the error does not drop."""
-    drop = curve[0] - curve[-1]
-    if not drop > 0:
-        return np.full(curve.shape, np.nan)
-    return (curve[0] - curve) / drop
-
-
-def _check_preset(preset) -> None:
-    """The grid the analysis reads: P from 0 to 1 with the headline P on it,
-    and two widths or more for the decay."""
-    proportions = tuple(float(p) for p in preset.proportions)
-    if (
-        proportions[0] != 0.0
-        or proportions[-1] != 1.0
-        or list(proportions) != sorted(proportions)
-        or float(preset.headline_proportion) not in proportions
-        or len(set(preset.widths)) < 2
-    ):
-        raise ValueError(
-            "An ApproximationPreset needs increasing proportions from 0 to 1 "
-            "that contain headline_proportion, and at least two widths; got "
-            f"proportions={preset.proportions!r}, headline_proportion="
-            f"{preset.headline_proportion!r}, widths={preset.widths!r}."
-        )
-
-
-def _configurations(preset) -> list[tuple[float, float, int]]:
-    """Every (init_scale, P, width) measured: the curve in P at ``width`` and
-    P = 0 at every width of the decay, each once."""
-    configs = {
-        (tau, float(p), preset.width)
-        for tau in preset.init_scales
-        for p in preset.proportions
-    }
-    configs |= {(tau, 0.0, m) for tau in preset.init_scales for m in preset.widths}
-    return sorted(configs)
-
-
-def _draws(preset, width: int) -> int:
-    """Networks drawn per (seed, init scale, P) at ``width``: ``n_draws`` on
-    the curve in P, one at the other widths of the decay."""
-    return preset.n_draws if width == preset.width else 1
-
-
-def _measure_seed(preset, seed: int, device: str, configs, bar) -> dict:
-    """The errors of one seed: its target, data and networks (common random
-    numbers across init scales, proportions and widths)."""
-    rng = np.random.default_rng(seed)
-    target = rkhs_target(preset.n_centres, preset.n_features, rng.integers(2**32))
-    n_max = preset.fit_per_width * max(m for _, _, m in configs)
-    X_all, X_test = (_sphere(n, preset.n_features, rng) for n in (n_max, preset.n_test))
-
-    def tensor(array):
-        return torch.as_tensor(array, dtype=torch.float64, device=device)
-
-    y_all, y_test = tensor(target(X_all)[:, None]), tensor(target(X_test)[:, None])
-    X_all, X_test = tensor(X_all), tensor(X_test)
-    variance = float(y_test.var(unbiased=False))
-    out = {}
-    for tau, m in sorted({(tau, m) for tau, _, m in configs}):
-        props = [p for t, p, w in configs if (t, w) == (tau, m)]
-        n = preset.fit_per_width * m
-        draws = np.array(
-            [
-                approximation_errors(
-                    X_all[:n],
-                    y_all[:n],
-                    X_test,
-                    y_test,
-                    width=m,
-                    trainable_proportions=props,
-                    init_scale=tau,
-                    seed=seed + k * DRAW_STRIDE,
-                    n_select=preset.select_per_width * m,
-                    ridge=preset.ridge,
-                    leverage_reg=preset.leverage_reg,
-                    pool_size=preset.pool_per_width * m,
-                )
-                for k in range(_draws(preset, m))
-            ]
-        )  # (draws, proportions, 2)
-        means = np.exp(np.log(draws).mean(axis=0))
-        for p, (test_mse, train_mse) in zip(props, means, strict=True):
-            out[tau, p, m] = (float(test_mse), float(train_mse), variance)
-            bar.update(1)
-    return out
-
-
-MIN_WIDTHS_FOR_EXPONENT = 3
-"""Widths inside the bound's informative regime needed to fit its exponent."""
-
-
 def informative_widths(
     widths: Sequence[int], *, d: int, init_scale: float, delta: float
-):
-    """The widths at which the bound at ``P = 0`` is informative.
-
-    Those with ``kappa_0* log(m / delta) / m <= 1``, ``kappa_0*`` from
-    :func:`~sklearn_pt.theory.biased_relu_kappa0`: below them the bound
-    exceeds its constant (and
-    :func:`~sklearn_pt.theory.approximation_bound` warns).
+) -> tuple[int, ...]:
+    """The widths at which the bound at ``P = 0`` is informative:
+    ``kappa_0* log(m / delta) / m <= 1`` (below them the bound exceeds its
+    constant and :func:`~sklearn_pt.theory.approximation_bound` warns).
 
     Examples
     --------
@@ -590,779 +255,351 @@ def informative_widths(
     (1024, 2048)
     """
     kappa0 = biased_relu_kappa0(d, init_scale)
-    return tuple(m for m in widths if kappa0 * math.log(m / delta) / m <= 1.0)
+    return tuple(int(m) for m in widths if kappa0 * np.log(m / delta) / m <= 1.0)
 
 
-@dataclass
-class _Analysis:
-    """What the verdicts, the summary and the figure read from the errors."""
+def measure(config: dict, seed: int) -> list[dict]:
+    """Every (init scale, P, width) of one seed: the curve in P at
+    ``width`` and P = 0 at every width of the decay. The seed draws the
+    target, the points and (with :data:`DRAW_STRIDE`) the networks."""
+    d, width, taus = config["n_features"], config["width"], config["init_scales"]
+    cells = {(t, float(p), width) for t in taus for p in config["proportions"]}
+    cells = sorted(cells | {(t, 0.0, m) for t in taus for m in config["widths"]})
+    rng = np.random.default_rng(seed)
+    target = rkhs_target(config["n_centres"], d, rng.integers(2**32))
+    n_max = config["fit_per_width"] * max(m for *_, m in cells)
+    X_all, X_test = (_sphere(n, d, rng) for n in (n_max, config["n_test"]))
 
-    alpha: float
-    kappa0: dict  # tau -> kappa_0*
-    curves: dict  # tau -> (n_proportions, n_seeds) E(P) / E(0) at `width`
-    decay: dict  # tau -> (n_widths, n_seeds) E(0)
-    ratio_fit: dict  # tau -> (fitted kappa0 / kappa1, rms log residual)
-    ratio_fit_measured: dict  # tau -> the same with `measured_exponent`
-    measured_exponent: float  # decay exponent used for `ratio_fit_measured`
-    exponent: dict  # tau -> decay exponent of E(0) over all widths
-    informative: dict  # tau -> widths where the bound is informative
-    exponent_informative: dict  # tau -> exponent over those (NaN if too few)
-    bound_slope: float  # -log-log slope of (log(m / delta) / m) ** alpha
+    def tensor(array):
+        return torch.as_tensor(array, dtype=torch.float64, device=config["device"])
 
-
-def _analyse(preset, errors, seeds) -> _Analysis:
-    d = preset.n_features
-    alpha = biased_relu_alpha(d)
-    proportions = np.asarray(preset.proportions, dtype=float)
-    taus = list(preset.init_scales)
-    kappa0, curves, decay, fits, exponents, informative, inside = ({} for _ in range(7))
-    for tau in taus:
-        kappa0[tau] = biased_relu_kappa0(d, tau)
-        curve = np.array(
-            [
-                [errors[s][tau, float(p), preset.width][0] for s in seeds]
-                for p in proportions
-            ]
-        )
-        curves[tau] = curve / curve[0]
-        decay[tau] = np.array(
-            [[errors[s][tau, 0.0, m][0] for s in seeds] for m in preset.widths]
-        )
-        mean = geometric_summary(decay[tau])[0]
-        exponents[tau] = decay_exponent(preset.widths, mean)
-        informative[tau] = informative_widths(
-            preset.widths, d=d, init_scale=tau, delta=preset.delta
-        )
-        keep = [preset.widths.index(m) for m in informative[tau]]
-        inside[tau] = (
-            decay_exponent(informative[tau], mean[keep])
-            if len(keep) >= MIN_WIDTHS_FOR_EXPONENT
-            else math.nan
-        )
-        fits[tau] = fit_mismatch_ratio(
-            np.repeat(proportions, len(seeds)), curves[tau].ravel(), alpha=alpha
-        )
-    # The decay of E(0) at the best-matched init scale, where the bound is
-    # informative: the exponent a target's error has in the number of useful
-    # neurons, which the shape in P then inherits.
-    best = min(taus)
-    measured = inside[best] if np.isfinite(inside[best]) else exponents[best]
-    fits_measured = {
-        tau: fit_mismatch_ratio(
-            np.repeat(proportions, len(seeds)),
-            curves[tau].ravel(),
-            alpha=max(measured, 1e-3),
-        )
-        for tau in taus
-    }
-    with warnings.catch_warnings():
-        # Only the bound's shape in m is used (its constant is free), so its
-        # size at small widths does not matter here.
-        warnings.filterwarnings("ignore", message=_UNINFORMATIVE)
-        shape = approximation_bound(
-            0.0,
-            np.asarray(preset.widths, dtype=float),
-            d=d,
-            init_scale=best,
-            delta=preset.delta,
-        )
-    return _Analysis(
-        alpha=alpha,
-        kappa0=kappa0,
-        curves=curves,
-        decay=decay,
-        ratio_fit=fits,
-        ratio_fit_measured=fits_measured,
-        measured_exponent=measured,
-        exponent=exponents,
-        informative=informative,
-        exponent_informative=inside,
-        bound_slope=decay_exponent(preset.widths, shape),
-    )
-
-
-def _index(proportions, value) -> int:
-    return int(np.argmin(np.abs(np.asarray(proportions, dtype=float) - value)))
-
-
-# ------------------------------------------------------------------ judge
-SMALL_P = 0.2
-"""The largest P of the "fast fall at small P" claim's range."""
-SHARPER_P = 0.1
-"""The largest P of the "sharper for the larger init scale" claim's range."""
-RATIO_RESAMPLES = 200
-"""Bootstrap resamples of the seeds for the fitted mismatch ratio (each one
-refits it)."""
-
-
-@dataclass(frozen=True)
-class _Grid:
-    """The test errors of a table, per (tau, P, m), one value per seed."""
-
-    errors: dict
-    n_seeds: int
-    taus: list
-    width: int
-    proportions: list
-    widths: list
-    d: int
-    delta: float
-
-    def curve(self, tau: float) -> np.ndarray:
-        """``E(P)`` at ``width``, shape ``(n_proportions, n_seeds)``."""
-        return np.array([self.errors[tau, p, self.width] for p in self.proportions])
-
-    def decay(self, tau: float) -> np.ndarray:
-        """``E(0)`` per width, shape ``(n_widths, n_seeds)``."""
-        return np.array([self.errors[tau, 0.0, m] for m in self.widths])
-
-
-def _grid(table) -> _Grid:
-    """Read the errors and sizes from a table as
-    :func:`~sklearn_pt.experiments._common.read_csv_table` returns it."""
-    columns = ("init_scale", "trainable_proportion", "width", "seed")
-    keys = [
-        (float(t), float(p), int(m), int(s))
-        for t, p, m, s in zip(*(table[c] for c in columns), strict=True)
-    ]
-    mse = dict(zip(keys, (float(v) for v in table["test_mse"]), strict=True))
-    seeds = sorted({k[3] for k in keys})
-    cells = sorted({k[:3] for k in keys})
-    n_p = {m: sum(1 for c in cells if c[2] == m) for _, _, m in cells}
-    width = max(n_p, key=lambda m: (n_p[m], m))
-    taus = sorted({c[0] for c in cells})
-    return _Grid(
-        errors={c: np.array([mse[(*c, s)] for s in seeds]) for c in cells},
-        n_seeds=len(seeds),
-        taus=taus,
-        width=int(width),
-        proportions=sorted({float(c[1]) for c in cells if c[2] == width}),
-        widths=sorted({int(c[2]) for c in cells if c[1] == 0.0}),
-        d=int(table["n_features"][0]),
-        delta=float(table["delta"][0]),
-    )
-
-
-def _unless_reproduced(outcomes, reason: str) -> str:
-    """``reason`` when some outcome of the range is not "holds", else ""."""
-    return "" if all(value == HOLDS for value in outcomes.values()) else reason
-
-
-def _captured_per_seed(curve: np.ndarray) -> np.ndarray:
-    """``(E(0) - E(P)) / (E(0) - E(1))`` per seed (columns), NaN where a
-    seed's error does not drop."""
-    return np.stack([_captured(column) for column in curve.T], axis=1)
-
-
-def _beats_random_features(g: _Grid, tau: float) -> Verdict:
-    curve = g.curve(tau)
-    inner = [i for i, p in enumerate(g.proportions) if p > 0]
-    log_gain = {i: np.log(curve[0] / curve[i]) for i in inner}
-    outcomes = {f"P={g.proportions[i]:g}": sign_test(log_gain[i], LEVEL) for i in inner}
-    cells = ", ".join(
-        f"P={g.proportions[i]:g}: {np.exp(-log_gain[i].mean()):.3g} "
-        f"({int((log_gain[i] > 0).sum())}/{g.n_seeds})"
-        for i in inner
-    )
-    return Verdict.from_outcomes(
-        f"leverage-selected neurons beat random features, E(P) < E(0) for every "
-        f"P in (0, 1] (init_scale {tau:g}, width {g.width})",
-        outcomes,
-        test=SIGN_TEST_OVER_SEEDS + " of log(E(0)/E(P)) at each P",
-        measured=f"E(P)/E(0), geometric mean (seeds with E(P) < E(0)): {cells}",
-        paper=f"kappa_1 = 1 < kappa_0* = {biased_relu_kappa0(g.d, tau):.3g}, so "
-        "the bound falls at every P",
-    )
-
-
-def _small(proportions, largest: float) -> list[int]:
-    """Indices of :func:`small_proportions` in the grid (was
-    ``_partial._small``)."""
-    grid = [float(p) for p in proportions]
-    return [grid.index(p) for p in small_proportions(grid, largest)]
-
-
-def _fast_then_saturates(g: _Grid, tau: float) -> Verdict:
-    fractions = _captured_per_seed(g.curve(tau))
-    small = _small(g.proportions, SMALL_P)
-    outcomes, cells = {}, []
-    for i in small:
-        p = g.proportions[i]
-        values = fractions[i][np.isfinite(fractions[i])]
-        if values.size < 2:
-            outcomes[f"P={p:g}"] = NEITHER
-            cells.append(f"P={p:g}: no drop")
-            continue
-        interval = bootstrap_interval(values)
-        outcomes[f"P={p:g}"] = interval_test(interval, above=p)
-        cells.append(
-            f"P={p:g}: {values.mean():.3f} [{interval[0]:.3f}, {interval[1]:.3f}]"
-        )
-    alpha = biased_relu_alpha(g.d)
-    shape = bound_shape(
-        np.asarray(g.proportions), biased_relu_kappa0(g.d, tau), alpha=alpha
-    )
-    bound = _captured(shape)
-    return Verdict.from_outcomes(
-        f"E(P) falls fast for small P, then saturates: the share of the drop "
-        f"E(0) - E(1) captured at P exceeds P for P <= {SMALL_P:g} "
-        f"(init_scale {tau:g})",
-        outcomes,
-        test=BOOTSTRAP_OVER_SEEDS + " of the mean captured share, above P",
-        measured=", ".join(cells),
-        paper="the bound's shape captures "
-        + ", ".join(f"{bound[i]:.3f} at P={g.proportions[i]:g}" for i in small),
-        reason=_unless_reproduced(
-            outcomes,
-            "Where the interval contains P the fall is not shown to be faster "
-            "than linear at this size.",
-        ),
-    )
-
-
-def _finite_mean(values) -> float:
-    """Mean of the finite values (seeds with a drop); NaN when none."""
-    values = np.asarray(values, dtype=float)
-    values = values[np.isfinite(values)]
-    return float(values.mean()) if values.size else math.nan
-
-
-def _sharper(g: _Grid) -> Verdict:
-    low, high = min(g.taus), max(g.taus)
-    frac = {tau: _captured_per_seed(g.curve(tau)) for tau in (low, high)}
-    outcomes, cells = {}, []
-    for i in _small(g.proportions, SHARPER_P):
-        p = g.proportions[i]
-        diff = frac[high][i] - frac[low][i]
-        diff = diff[np.isfinite(diff)]
-        outcomes[f"P={p:g}"] = sign_test(diff, LEVEL)
-        cells.append(
-            f"P={p:g}: {_finite_mean(frac[high][i]):.3f} vs "
-            f"{_finite_mean(frac[low][i]):.3f} "
-            f"({int((diff > 0).sum())}/{diff.size})"
-        )
-    alpha = biased_relu_alpha(g.d)
-    props = np.asarray(g.proportions)
-    bound = {
-        tau: _captured(bound_shape(props, biased_relu_kappa0(g.d, tau), alpha=alpha))
-        for tau in (low, high)
-    }
-    head = _small(g.proportions, SHARPER_P)[-1]
-    return Verdict.from_outcomes(
-        f"the fall is sharper for the larger init scale ({high:g} vs {low:g}): "
-        f"it captures more of its drop at every P <= {SHARPER_P:g}",
-        outcomes,
-        test=SIGN_TEST_OVER_SEEDS + " of the difference in captured share at each P",
-        measured="captured share, init_scale "
-        f"{high:g} vs {low:g} (seeds where larger): " + ", ".join(cells),
-        paper=f"the bound's shape captures {bound[high][head]:.3f} vs "
-        f"{bound[low][head]:.3f} at P={props[head]:g}",
-    )
-
-
-def _fitted_ratio(g: _Grid) -> Verdict:
-    alpha = biased_relu_alpha(g.d)
-    props = np.asarray(g.proportions)
-    outcomes, cells = {}, []
-    for tau in g.taus:
-        ratios = (g.curve(tau) / g.curve(tau)[0]).T  # (seeds, proportions)
-
-        def fit(rows, props=props):
-            return fit_mismatch_ratio(
-                np.tile(props, rows.shape[0]), rows.ravel(), alpha=alpha
-            )[0]
-
-        value = fit(ratios)
-        interval = bootstrap_interval(ratios, fit, n_resamples=RATIO_RESAMPLES)
-        kappa0 = biased_relu_kappa0(g.d, tau)
-        outcomes[f"init_scale {tau:g}"] = interval_test(interval, predicted=kappa0)
-        cells.append(
-            f"{value:.3g} [{interval[0]:.3g}, {interval[1]:.3g}] (init_scale {tau:g})"
-        )
-    return Verdict.from_outcomes(
-        "the mismatch ratio kappa_0/kappa_1 fitted to E(P)/E(0) is the bound's "
-        "kappa_0*",
-        outcomes,
-        test=BOOTSTRAP_OVER_SEEDS + f" of the ratio refitted with alpha = {alpha:.3g}, "
-        "containing kappa_0*",
-        measured=", ".join(cells),
-        paper="kappa_0* = 4 sqrt(2) tau (d+1)/d = "
-        + ", ".join(
-            f"{biased_relu_kappa0(g.d, tau):.3g} (init_scale {tau:g})" for tau in g.taus
-        ),
-        reason=_unless_reproduced(
-            outcomes,
-            "The bound is an upper bound over the whole RKHS ball with a "
-            "loose constant: a smooth target and the leverage density at a "
-            "finite width use much less of the mismatch than kappa_0*.",
-        ),
-    )
-
-
-def _decay(g: _Grid) -> Verdict:
-    alpha = biased_relu_alpha(g.d)
-    outcomes, cells = {}, []
-    for tau in g.taus:
-        inside = informative_widths(g.widths, d=g.d, init_scale=tau, delta=g.delta)
-        label = f"init_scale {tau:g}"
-        if len(inside) < MIN_WIDTHS_FOR_EXPONENT:
-            outcomes[label] = NEITHER
-            cells.append(
-                f"{label}: fewer than {MIN_WIDTHS_FOR_EXPONENT} widths "
-                f"where the bound is informative (of {g.widths})"
+    y_all, y_test = tensor(target(X_all)[:, None]), tensor(target(X_test)[:, None])
+    X_all, test = tensor(X_all), (tensor(X_test), y_test)
+    variance = float(y_test.var(unbiased=False))
+    rows = []
+    for tau, m in sorted({(tau, m) for tau, _, m in cells}):
+        props = [p for t, p, w in cells if (t, w) == (tau, m)]  # from P = 0
+        n, n_select = config["fit_per_width"] * m, config["select_per_width"] * m
+        draws, errors = config["n_draws"] if m == width else 1, []
+        train, ridge = (X_all[:n], y_all[:n]), config["ridge"]
+        for k in range(draws):
+            layers = first_layers(
+                X_all[:n_select],
+                width=m,
+                trainable_proportions=props,
+                init_scale=tau,
+                seed=seed + k * DRAW_STRIDE,
+                leverage_reg=config["leverage_reg"],
+                pool_size=config["pool_per_width"] * m,
             )
+            errors.append(approximation_errors(layers, train, test, ridge=ridge))
+        means = np.exp(np.log(errors).mean(axis=0))  # (proportions, 2)
+        kappa0, alpha = biased_relu_kappa0(d, tau), biased_relu_alpha(d)
+        for p, (test_mse, train_mse) in zip(props, means, strict=True):
+            shape = float(bound_shape(p, kappa0, alpha=alpha))
+            row = dict(init_scale=tau, trainable_proportion=p, width=m)
+            row |= dict(n_select=n_select, n_fit=n, n_trainable=round(p * m))
+            row |= dict(test_mse=float(test_mse), train_mse=float(train_mse))
+            row |= dict(target_variance=variance, error_ratio=test_mse / means[0][0])
+            row |= dict(theory_shape=shape, n_features=d, delta=config["delta"])
+            rows.append(row | dict(n_draws=draws))
+    return rows
+
+
+# ------------------------------------------------------------------ claims
+def _curves(table) -> dict:
+    """Per init scale, the test MSE at the curve's width, ``(P, seed)``."""
+    at = table[table.width == _curve_width(table)]
+    return seed_curves(at, "test_mse", along="trainable_proportion", by="init_scale")
+
+
+def _decays(table) -> dict:
+    """Per init scale, the test MSE at P = 0, ``(width, seed)``, and the
+    widths where the bound is informative."""
+    d, delta = int(table.n_features.iloc[0]), float(table.delta.iloc[0])
+    at = table[table.trainable_proportion == 0]
+    decays = seed_curves(at, "test_mse", along="width", by="init_scale")
+    return {
+        tau: (e0, informative_widths(e0.index, d=d, init_scale=tau, delta=delta))
+        for tau, e0 in decays.items()
+    }
+
+
+def _curve_width(table) -> int:
+    return int(table.width[table.trainable_proportion > 0].max())
+
+
+def _ratios(table) -> dict:
+    """Per init scale, ``E(P)/E(0)`` at the curve's width, ``(P, seed)``."""
+    return {tau: c / c.loc[0.0] for tau, c in _curves(table).items()}
+
+
+def _captured(table) -> dict:
+    """Per init scale, the share of each seed's drop captured at each P."""
+    return {tau: c.apply(captured_fraction) for tau, c in _curves(table).items()}
+
+
+def _bound_captured(proportions, d: int, tau: float) -> np.ndarray:
+    """The bound shape's captured share at each P of a grid from 0 to 1
+    (``kappa_1 = 1``, ``kappa_0*``, ``alpha = (d+2)/(d-1)``)."""
+    kappa0, alpha = biased_relu_kappa0(d, tau), biased_relu_alpha(d)
+    return captured_fraction(bound_shape(np.asarray(proportions), kappa0, alpha=alpha))
+
+
+def _seed_bootstrap(rows: np.ndarray, statistic):
+    """``statistic(rows)`` and its bootstrap interval, resampling whole rows
+    (the seeds, paired across the grid: one target and data per seed)."""
+    seeds = np.arange(len(rows), dtype=float)
+    return bootstrap_interval([seeds], lambda index: statistic(rows[index.astype(int)]))
+
+
+def _ratio_fit(ratios: np.ndarray, proportions, alpha: float) -> float:
+    """The mismatch ratio fitted to every seed's ``E(P)/E(0)`` (rows)."""
+    grid = np.tile(np.asarray(proportions, dtype=float), len(ratios))
+    return fit_mismatch_ratio(grid, np.ravel(ratios), alpha=alpha)[0]
+
+
+def _exponent(widths, log_errors: np.ndarray) -> float:
+    """``beta`` of ``E ~ m^-beta`` fitted to the mean log error (rows: seeds)."""
+    return float(-np.polyfit(np.log(widths), np.mean(log_errors, axis=0), 1)[0])
+
+
+def _decay_estimates(table) -> dict:
+    """Per init scale (its widths in the label), the exponent over the widths
+    where the bound is informative and its interval; None with fewer than
+    :data:`MIN_WIDTHS` of them."""
+    out = {}
+    for tau, (decay, inside) in _decays(table).items():
+        if len(inside) < MIN_WIDTHS:
+            out[f"init_scale {tau:g} (of m = {list(decay.index)})"] = None
             continue
-        logs = np.log(np.array([g.errors[tau, 0.0, m] for m in inside])).T
+        logs = np.log(decay.loc[list(inside)].to_numpy()).T
+        label = f"init_scale {tau:g} (m = {inside[0]}..{inside[-1]})"
+        out[label] = _seed_bootstrap(logs, lambda rows, m=inside: _exponent(m, rows))
+    return out
 
-        def slope(rows, inside=inside):
-            return decay_exponent(inside, np.exp(rows.mean(axis=0)))
 
-        interval = bootstrap_interval(logs, slope)
-        outcomes[label] = interval_test(interval, predicted=alpha)
-        cells.append(
-            f"{label}: {slope(logs):.3g} [{interval[0]:.3g}, "
-            f"{interval[1]:.3g}] over m = {inside[0]}..{inside[-1]}"
+TOO_FEW = f"fewer than {MIN_WIDTHS} widths where the bound is informative"
+
+
+class _InformativeTest(IntervalTest):
+    """:class:`IntervalTest`, "neither" where too few widths are informative."""
+
+    def __call__(self, values, point):
+        if values is None:
+            return NEITHER, TOO_FEW
+        return super().__call__(values, point)
+
+
+def _unless_all_hold(text: str):
+    return lambda table, outcomes: text * (set(outcomes.values()) != {HOLDS})
+
+
+def _claims(table) -> list[Claim]:
+    d = int(table.n_features.iloc[0])
+    alpha, taus = biased_relu_alpha(d), sorted(table.init_scale.unique())
+    grid = sorted(_curves(table)[taus[0]].index)
+    width = _curve_width(table)
+    kappa0 = {tau: biased_relu_kappa0(d, tau) for tau in taus}
+
+    def beats(tau):
+        return Claim(
+            "leverage-selected neurons beat random features, E(P) < E(0) for "
+            f"every P in (0, 1] (init_scale {tau:g}, width {width})",
+            lambda t: {p: -np.log(_ratios(t)[tau].loc[p]) for p in grid if p > 0},
+            SignTest(),
+            paper=f"kappa_1 = 1 < kappa_0* = {kappa0[tau]:.3g}, so the bound "
+            "falls at every P",
+            label="P={:g}",
+            test_text="of log(E(0)/E(P)) at each P",
+            measured="mean log(E(0)/E(P))",
         )
-    return Verdict.from_outcomes(
-        "E(0) decays like m^-alpha where the bound is informative",
-        outcomes,
-        test=BOOTSTRAP_OVER_SEEDS
-        + " of the exponent fitted to the geometric-mean E(0), "
-        "containing alpha",
-        measured="; ".join(cells),
-        paper=f"alpha = (d+2)/(d-1) = {alpha:.3g} (d = {g.d})",
-        reason=_unless_reproduced(
-            outcomes,
-            "The bound is a supremum over the RKHS ball and decays like the "
-            "kernel's eigenvalues m^-alpha; a target K c with standard normal c is "
-            "smoother (truncation leaves m^(1 - 2 alpha), exponent "
-            f"{2 * alpha - 1:.3g}), and widths where the bound is not informative "
-            "are left out.",
+
+    def fast(tau):
+        small = small_proportions(grid, SMALL_P)
+        bound = _bound_captured(grid, d, tau)
+        return Claim(
+            "E(P) falls fast for small P, then saturates: the share of the drop "
+            f"E(0) - E(1) captured at P exceeds P for P <= {SMALL_P:g} "
+            f"(init_scale {tau:g})",
+            lambda t: {p: _captured(t)[tau].loc[p] for p in small},
+            IntervalTest(above=lambda p: p, of="the mean captured share"),
+            paper="the bound's shape captures "
+            + ", ".join(f"{bound[grid.index(p)]:.3f} at P={p:g}" for p in small),
+            label="P={:g}",
+            test_text="P",
+            reason=_unless_all_hold(FAST_REASON),
+        )
+
+    low, high = taus[0], taus[-1]
+    sharp = small_proportions(grid, SHARPER_P)
+    bounds = {tau: _bound_captured(grid, d, tau)[grid.index(sharp[-1])] for tau in taus}
+
+    def sharper(t):
+        captured = _captured(t)
+        return {p: captured[high].loc[p] - captured[low].loc[p] for p in sharp}
+
+    def ratios(t):
+        return {
+            tau: _seed_bootstrap(
+                r.T.to_numpy(), lambda rows, p=list(r.index): _ratio_fit(rows, p, alpha)
+            )
+            for tau, r in _ratios(t).items()
+        }
+
+    return [
+        *(claim(tau) for tau in reversed(taus) for claim in (beats, fast)),
+        Claim(
+            f"the fall is sharper for the larger init scale ({high:g} vs "
+            f"{low:g}): it captures more of its drop at every P <= {SHARPER_P:g}",
+            sharper,
+            SignTest(),
+            paper=f"the bound's shape captures {bounds[high]:.3f} vs "
+            f"{bounds[low]:.3f} at P={sharp[-1]:g}",
+            label="P={:g}",
+            test_text="of the difference in captured share at each P",
+            measured=f"captured share, init_scale {high:g} minus {low:g}",
         ),
-    )
-
-
-def judge(table) -> tuple[Verdict, ...]:
-    """The verdicts of the approximation reproduction, from its table alone.
-
-    Parameters
-    ----------
-    table : dict of str to list
-        The result's CSV as :func:`~sklearn_pt.experiments._common.read_csv_table`
-        returns it (or the same columns from the rows).
-
-    Returns
-    -------
-    tuple of Verdict
-        Per init scale (largest first): leverage-selected neurons beat random
-        features at every P (sign test per P); a fast fall at small P (the
-        captured share's bootstrap interval above P, for P <= 0.2). Then: the
-        fall is sharper for the larger init scale (sign test per P <= 0.1);
-        the fitted mismatch ratio is kappa_0* (bootstrap interval per init
-        scale); E(0) decays like m^-alpha (bootstrap interval of the exponent
-        over the widths where the bound is informative).
-    """
-    g = _grid(table)
-    per_tau = [
-        verdict
-        for tau in sorted(g.taus, reverse=True)
-        for verdict in (_beats_random_features(g, tau), _fast_then_saturates(g, tau))
+        Claim(
+            "the mismatch ratio kappa_0/kappa_1 fitted to E(P)/E(0) is the "
+            "bound's kappa_0*",
+            ratios,
+            IntervalTest(
+                contains=kappa0.get,
+                of=f"the ratio refitted with alpha = {alpha:.3g} (seeds resampled)",
+            ),
+            paper="kappa_0* = 4 sqrt(2) tau (d+1)/d = "
+            + ", ".join(f"{kappa0[t]:.3g} (init_scale {t:g})" for t in taus),
+            label="init_scale {:g}",
+            test_text="kappa_0*",
+            reason=_unless_all_hold(RATIO_REASON),
+        ),
+        Claim(
+            "E(0) decays like m^-alpha where the bound is informative",
+            _decay_estimates,
+            _InformativeTest(
+                contains=alpha,
+                of="the exponent fitted to the geometric-mean E(0) (seeds resampled)",
+            ),
+            paper=f"alpha = (d+2)/(d-1) = {alpha:.3g} (d = {d})",
+            reason=_unless_all_hold(DECAY_REASON.format(2 * alpha - 1)),
+        ),
     ]
-    return (*per_tau, _sharper(g), _fitted_ratio(g), _decay(g))
 
 
-def _draw(preset, a: _Analysis):
-    """Left: E(P)/E(0) against P with the bound's shape; right: E(0) against m."""
-    figure, (left, right) = new_figure(2)
-    proportions = np.asarray(preset.proportions, dtype=float)
-    grid = np.unique(np.concatenate([np.linspace(0, 1, 401), proportions]))
-    widths = np.asarray(preset.widths, dtype=float)
-    low_y, high_y = np.inf, 0.0
-    for k, tau in enumerate(preset.init_scales):
+# ------------------------------------------------------------ figure, text
+def _geometric(curve) -> tuple[np.ndarray, np.ndarray]:
+    """Per row, the geometric mean over seeds and the geometric sd factor."""
+    logs = np.log(curve.to_numpy())
+    return np.exp(logs.mean(axis=1)), np.exp(logs.std(axis=1))
+
+
+def _curve_panel(ax, table) -> None:
+    d, fine = int(table.n_features.iloc[0]), np.linspace(0, 1, 401)
+    alpha = biased_relu_alpha(d)
+    for k, (tau, ratios) in enumerate(_ratios(table).items()):
         color = f"C{k}"
-        mean, spread = geometric_summary(a.curves[tau])
-        left.plot(
-            proportions, mean, "o-", color=color, label=f"E(P)/E(0), init_scale {tau:g}"
-        )
-        left.fill_between(
-            proportions, mean / spread, mean * spread, color=color, alpha=0.2, lw=0
-        )
-        star = bound_shape(grid, a.kappa0[tau], alpha=a.alpha)
-        left.plot(
-            grid,
-            star,
-            ":",
-            color=color,
-            label=f"bound's shape, kappa_0* = {a.kappa0[tau]:.3g}",
-        )
-        ratio = a.ratio_fit[tau][0]
-        fit = bound_shape(grid, ratio, alpha=a.alpha)
-        left.plot(
-            grid, fit, "--", color=color, label=f"fit: kappa_0/kappa_1 = {ratio:.3g}"
-        )
-        values = np.concatenate([mean / spread, mean * spread, star, fit])
-        low_y, high_y = min(low_y, values.min()), max(high_y, values.max())
-
-        e_mean, e_spread = geometric_summary(a.decay[tau])
-        inside = np.isin(widths, a.informative[tau])
-        for mask, face, note in (
-            (inside, color, ""),
-            (~inside, "white", " (bound > C)"),
+        (mean, spread), x = _geometric(ratios), ratios.index
+        ax.plot(x, mean, "o-", color=color, label=f"init_scale {tau:g}")
+        ax.fill_between(x, mean / spread, mean * spread, color=color, alpha=0.2)
+        fitted = _ratio_fit(ratios.T.to_numpy(), x, alpha)
+        for ratio, style, name in (
+            (biased_relu_kappa0(d, tau), ":", "bound's shape, kappa_0*"),
+            (fitted, "--", "fit: kappa_0/kappa_1"),
         ):
-            if mask.any():
-                right.errorbar(
-                    widths[mask],
-                    e_mean[mask],
-                    yerr=[
-                        (e_mean - e_mean / e_spread)[mask],
-                        (e_mean * e_spread - e_mean)[mask],
-                    ],
-                    fmt="o",
-                    color=color,
-                    mfc=face,
-                    capsize=3,
-                    label=f"E(0), init_scale {tau:g}{note}",
-                )
-        # The fitted power law over the widths it was fitted on.
-        if np.isfinite(a.exponent_informative[tau]):
-            beta, span = a.exponent_informative[tau], inside
-        else:
-            beta, span = a.exponent[tau], np.ones_like(inside)
-        x = widths[span]
-        centre = np.exp(np.log(e_mean[span]).mean())
-        m0 = np.exp(np.log(x).mean())
-        right.plot(
-            x,
-            centre * (x / m0) ** -beta,
-            "-",
-            color=color,
-            label=f"fit, init_scale {tau:g}: m^-{beta:.2f}",
-        )
-        right.plot(
-            x,
-            centre * (x / m0) ** -a.alpha,
-            ":",
-            color="0.3",
-            label=f"m^-alpha, alpha = {a.alpha:.3g}" if k == 0 else None,
-        )
-        rate = (np.log(x / preset.delta) / x) ** a.alpha
-        right.plot(
-            x,
-            centre * rate / np.exp(np.log(rate).mean()),
-            "-.",
-            color="0.6",
-            label="bound's (log(m/delta)/m)^alpha" if k == 0 else None,
-        )
-    left.set_xscale("symlog", linthresh=0.02)
-    left.set_yscale("log")
-    left.set(
+            shape = bound_shape(fine, ratio, alpha=alpha)
+            ax.plot(fine, shape, style, color=color, label=f"{name} = {ratio:.3g}")
+    ax.set_xscale("symlog", linthresh=0.02)
+    ax.set_yscale("log")
+    ax.set(
         xlim=(0, 1.05),
-        ylim=(low_y / 1.5, high_y * 1.5),
         xlabel="trainable proportion P (leverage-sampled)",
-        ylabel="E(P) / E(0)",
-        title=f"Best approximation error vs P (width {preset.width}, "
-        f"d = {preset.n_features})",
+        ylabel="E(P) / E(0) (geometric mean, band: geometric sd)",
+        title="Best approximation error vs P",
     )
-    left.legend(fontsize=7, loc="lower left")
-    right.set_xscale("log", base=2)
-    right.set_yscale("log")
-    right.set(
+    ax.legend(fontsize=7, loc="lower left")
+
+
+def _decay_panel(ax, table) -> None:
+    alpha = biased_relu_alpha(int(table.n_features.iloc[0]))
+    for k, (tau, (decay, inside)) in enumerate(_decays(table).items()):
+        widths, (mean, spread) = decay.index.to_numpy(dtype=float), _geometric(decay)
+        beta, color = _exponent(widths, np.log(decay.to_numpy()).T), f"C{k}"
+        label = f"init_scale {tau:g}: m^-{beta:.2f}"
+        band = [mean - mean / spread, mean * spread - mean]
+        ax.errorbar(widths, mean, band, fmt="o-", color=color, capsize=3, label=label)
+        out = ~np.isin(widths, inside)
+        ax.plot(widths[out], mean[out], "o", color=color, mfc="white")
+        ax.plot(widths, mean[0] * (widths / widths[0]) ** -alpha, ":", color=color)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set(
         xlabel="width m",
         ylabel="E(0): held-out MSE, target of unit RKHS norm",
-        title="Random features (P = 0): error vs width",
+        title=f"P = 0 (dotted: m^-alpha = m^-{alpha:.3g}; hollow: bound > C)",
     )
-    right.legend(fontsize=7, loc="lower left")
-    return figure
+    ax.legend(fontsize=7, loc="lower left")
 
 
-def _tables(preset, a: _Analysis) -> str:
-    proportions = np.asarray(preset.proportions, dtype=float)
-    lines = [
-        f"E(P)/E(0) at width {preset.width}: geometric mean over seeds (in "
-        "brackets the spread, the geometric sd as a factor):",
-        "",
-        "| init_scale | " + " | ".join(f"P={p:g}" for p in proportions) + " |",
-        "|" + "---|" * (len(proportions) + 1),
-    ]
-    for tau in preset.init_scales:
-        mean, spread = geometric_summary(a.curves[tau])
-        cells = [f"{m:.3g} (x{s:.2f})" for m, s in zip(mean, spread, strict=True)]
-        lines.append(f"| {tau:g} | " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        "E(0), held-out MSE of the random-features readout (geometric mean; "
-        "\\* where the bound is not informative, kappa_0* log(m/delta)/m > 1):",
-        "",
-        "| init_scale | "
-        + " | ".join(f"m={m}" for m in preset.widths)
-        + " | exponent (all widths) | exponent (informative widths) |",
-        "|" + "---|" * (len(preset.widths) + 3),
-    ]
-    for tau in preset.init_scales:
-        mean = geometric_summary(a.decay[tau])[0]
-        cells = [
-            f"{e:.3g}" + ("" if m in a.informative[tau] else "\\*")
-            for e, m in zip(mean, preset.widths, strict=True)
+def _describe(table) -> str:
+    d, width = int(table.n_features.iloc[0]), _curve_width(table)
+    alpha, exponents, notes = biased_relu_alpha(d), {}, {}
+    for tau, (e0, inside) in _decays(table).items():
+        widths = list(inside) if len(inside) >= MIN_WIDTHS else list(e0.index)
+        exponents[tau] = _exponent(widths, np.log(e0.loc[widths].to_numpy()).T)
+        notes[tau] = "" if width in inside else f"; bound > C at width {width}"
+    measured = exponents[min(exponents)]
+    lines = [DESIGN.format(width=width, draws=int(table.n_draws.max())), ""]
+    for tau, ratios in _ratios(table).items():
+        ratios = ratios.T
+        fits = [
+            _ratio_fit(ratios.to_numpy(), ratios.columns, a) for a in (alpha, measured)
         ]
-        inside = a.exponent_informative[tau]
         lines.append(
-            f"| {tau:g} | "
-            + " | ".join(cells)
-            + f" | {a.exponent[tau]:.3g} | "
-            + (f"{inside:.3g}" if np.isfinite(inside) else "too few widths")
-            + " |"
+            f"- init_scale {tau:g}: E(1)/E(0) {geometric_mean(ratios[1.0]):.3g} "
+            f"(geometric mean); E(0) ~ m^-{exponents[tau]:.3g}; kappa_0/kappa_1 "
+            f"fitted {fits[0]:.3g} (alpha {alpha:.3g}), {fits[1]:.3g} (the "
+            f"measured exponent {measured:.3g}); kappa_0* "
+            f"{biased_relu_kappa0(d, tau):.3g}{notes[tau]}"
         )
     return "\n".join(lines)
 
 
-def _rows(preset, configs, errors, seed_list, a: _Analysis) -> list[tuple]:
-    """The table's rows: one per (init scale, P, width, seed)."""
-    rows = []
-    for tau, p, m in configs:
-        shape = bound_shape(p, a.kappa0[tau], alpha=a.alpha)
-        for seed in seed_list:
-            test_mse, train_mse, variance = errors[seed][tau, p, m]
-            base = errors[seed][tau, 0.0, m][0]
-            rows.append(
-                (
-                    tau,
-                    p,
-                    m,
-                    seed,
-                    preset.select_per_width * m,
-                    preset.fit_per_width * m,
-                    round(p * m),
-                    test_mse,
-                    train_mse,
-                    variance,
-                    test_mse / base,
-                    shape,
-                    preset.n_features,
-                    preset.delta,
-                    _draws(preset, m),
-                )
-            )
-    return rows
+FAST_REASON = "Where the interval contains P no faster than linear fall is shown."
+RATIO_REASON = (
+    "kappa_0* is a worst case over the RKHS ball: a smooth target and the "
+    "leverage density at a finite width use much less of the mismatch."
+)
+DECAY_REASON = (
+    "The bound, a supremum over the RKHS ball, decays like m^-alpha; a target "
+    "K c with standard normal c is smoother (truncation leaves m^(1 - 2 "
+    "alpha), exponent {:.3g}); widths where the bound > C are left out."
+)
+DESIGN = (
+    "Readout in closed form, no gradient training; target of unit RKHS norm; "
+    "neurons selected on 4 m points, readout fitted on 16 m; E(P) at width "
+    "{width} is the geometric mean of {draws} network draws per seed; the "
+    "exponents are fitted where the bound is informative (all widths if < 3)."
+)
 
 
-def _metrics(preset, a: _Analysis) -> dict:
-    """Fitted ratios, error ratios and decay exponents, by name."""
-    head = _index(preset.proportions, preset.headline_proportion)
-    metrics = {"alpha": a.alpha}
-    for tau in preset.init_scales:
-        mean = geometric_summary(a.curves[tau])[0]
-        metrics |= {
-            f"mismatch_ratio_tau{tau:g}": a.ratio_fit[tau][0],
-            f"mismatch_ratio_measured_exponent_tau{tau:g}": (
-                a.ratio_fit_measured[tau][0]
-            ),
-            f"kappa0_star_tau{tau:g}": a.kappa0[tau],
-            f"error_ratio_0_1_tau{tau:g}": float(1.0 / mean[-1]),
-            f"bound_ratio_0_1_tau{tau:g}": a.kappa0[tau] ** a.alpha,
-            f"error_ratio_headline_tau{tau:g}": float(mean[head]),
-            f"decay_exponent_tau{tau:g}": a.exponent[tau],
-            f"decay_exponent_informative_tau{tau:g}": a.exponent_informative[tau],
-        }
-    metrics["measured_exponent"] = a.measured_exponent
-    return metrics
-
-
-def _summary(preset, a: _Analysis, n_seeds: int) -> str:
-    """The summary's text below the verdicts: design, tables, fitted ratios."""
-    taus = list(preset.init_scales)
-    labels = [f"init_scale {tau:g}" for tau in taus]
-    measured_fits = [a.ratio_fit_measured[t][0] for t in taus]
-    outside = [tau for tau in taus if preset.width not in a.informative[tau]]
-    caveat = (
-        f" At width {preset.width} the bound at P=0 is not informative for "
-        + ", ".join(f"init_scale {tau:g}" for tau in outside)
-        + " (kappa_0* log(m/delta)/m > 1); its shape in P is compared all the "
-        "same."
-        if outside
-        else ""
-    )
-    return (
-        f"Best held-out approximation error of a width-m network, readout in "
-        f"closed form, no gradient training; target of unit RKHS norm, d = "
-        f"{preset.n_features}, {plural(n_seeds, 'seed')}; neurons "
-        f"selected on {preset.select_per_width} m points, readout fitted on "
-        f"{preset.fit_per_width} m, scored on {preset.n_test} held-out points; "
-        f"E(P) at width {preset.width} is the geometric mean over "
-        f"{preset.n_draws} network draws per seed (one at the other widths)."
-        f"\n\n{_tables(preset, a)}\n\n"
-        f"Fitted kappa_0/kappa_1 with the bound's alpha = {a.alpha:.3g}: "
-        f"{format_values([a.ratio_fit[t][0] for t in taus], labels)}; "
-        f"with the measured decay exponent "
-        f"{a.measured_exponent:.3g} (init_scale {min(taus):g}) instead: "
-        f"{format_values(measured_fits, labels)}. The paper's kappa_0* = "
-        f"{format_values([a.kappa0[t] for t in taus], labels)}.{caveat}"
-    )
-
-
-def run_approximation(
-    *,
-    scale: str = "small",
-    device: str = "cpu",
-    seeds: int | None = None,
-    n_jobs: int | None = None,
-    progress: bool = True,
-) -> ExperimentResult:
-    """Best approximation error E(P) against the bound's shape in P and m.
-
-    For a target of unit norm in the biased-ReLU RKHS (:func:`rkhs_target`,
-    noiseless, inputs uniform on the unit sphere of ``R^5``), measures the
-    best held-out error ``E(P)`` of a width-``m`` network whose trainable
-    group is drawn by ridge leverage score sampling and whose frozen group is
-    drawn from the initialisation, with the readout in closed form
-    (:func:`approximation_error`; nothing is trained by gradient). It sets
-    ``E(P)/E(0)`` against the bound's shape ``(kappa_P/kappa_0)^alpha``
-    (:func:`~sklearn_pt.theory.bound_shape`), fits the mismatch ratio
-    ``kappa_0/kappa_1`` to the measured curve
-    (:func:`~sklearn_pt.theory.fit_mismatch_ratio`) next to the paper's
-    ``kappa_0*`` (:func:`~sklearn_pt.theory.biased_relu_kappa0`), and fits the
-    decay of ``E(0)`` with the width next to ``alpha``
-    (:func:`~sklearn_pt.theory.biased_relu_alpha`).
-
-    Parameters
-    ----------
-    scale : {"small", "medium", "paper"}, default="small"
-        Size of the run (``"tiny"``: about a second, for tests only).
-        ``"small"``: width 128 for the curve in P, widths 64-512, 6 seeds
-        (8 network draws per seed on the curve in P; about 10 s on one CPU
-        thread). ``"medium"``: width 256, widths
-        64-2048, 6 seeds. ``"paper"``: width 1024, widths 64-4096, 10 seeds
-        (meant for a GPU).
-    device : {"cpu", "cuda", "auto"}, default="cpu"
-        Where the features and the readouts are computed.
-    seeds : int, default=None
-        Number of repetitions (target, data and networks); None uses the
-        preset's.
-    n_jobs : int, default=None
-        Threads over the seeds (joblib); None runs them one after another.
-    progress : bool, default=True
-        Show a progress bar over the readouts on stderr.
-
-    Returns
-    -------
-    ExperimentResult
-        Named ``"partial-approximation"``. Columns ``init_scale,
-        trainable_proportion, width, seed, n_select, n_fit, n_trainable, test_mse,
-        train_mse, target_variance, error_ratio, theory_shape``: one row per
-        (init scale, P, width, seed); ``error_ratio`` is ``test_mse`` over
-        the same seed's at ``P = 0`` and the same width, ``theory_shape`` the
-        bound's ``B(P)/B(0)`` with ``kappa_0*`` and ``kappa_1 = 1``. Metrics,
-        per init scale ``<t>``: ``mismatch_ratio_tau<t>`` (fitted
-        ``kappa_0/kappa_1``), ``mismatch_ratio_measured_exponent_tau<t>``
-        (fitted with ``measured_exponent`` instead of ``alpha``),
-        ``kappa0_star_tau<t>``, ``error_ratio_0_1_tau<t>`` (``E(0)/E(1)``),
-        ``bound_ratio_0_1_tau<t>`` (``kappa_0*^alpha``),
-        ``error_ratio_headline_tau<t>`` (``E(P)/E(0)`` at the headline P),
-        ``decay_exponent_tau<t>`` (over all widths),
-        ``decay_exponent_informative_tau<t>`` (over the widths where the
-        bound is informative; NaN when fewer than three); ``alpha`` and
-        ``measured_exponent`` (the decay exponent of the smallest init
-        scale where its bound is informative).
-
-    Notes
-    -----
-    Each seed draws its target, its training and held-out points and its
-    networks; the same seed serves every init scale, proportion and width
-    (common random numbers: at ``P = 0``, and in the leverage pools, the
-    neurons of ``init_scale=10`` are those of ``init_scale=1`` with ten
-    times the biases). Errors are summarised over seeds by geometric means
-    (ratios of errors spread multiplicatively). The verdicts are
-    :func:`judge` of the table (the CSV holds every number they need), by the
-    shared rules of :mod:`sklearn_pt.experiments._verdicts`: a paired sign
-    test at level 0.05 per P for "leverage beats random features" (every P)
-    and "sharper for the larger init scale" (P <= 0.1); the bootstrap
-    interval of the mean captured share above P for "fast fall" (P <= 0.2);
-    the bootstrap interval of the refitted ratio against ``kappa_0*``; the
-    bootstrap interval of the decay exponent against ``alpha`` over the
-    widths where the bound is informative (:func:`informative_widths`,
-    ``kappa_0* log(m/delta)/m <= 1``: from ``m = 47`` for ``tau = 1`` and
-    ``m = 643`` for ``tau = 10`` at ``d = 5``).
-
-    The bound's shape in ``m`` is drawn from
-    :func:`~sklearn_pt.theory.approximation_bound` with its warning about
-    small widths silenced: only its shape is drawn, anchored to the data.
-
-    A target ``K c`` with standard normal ``c`` is smoother than the worst
-    case of the unit ball: its ``L2`` coefficients on the kernel's
-    eigenfunctions scale like the eigenvalues ``lambda_l ~ l^-alpha``
-    themselves, so truncating its expansion after ``m`` terms would leave
-    ``sum_{l > m} lambda_l^2 ~ m^(1 - 2 alpha)`` (exponent 2.5 at ``d = 5``;
-    random features need not do as well), while the bound, a supremum over
-    the ball, decays like ``lambda_m ~ m^-alpha``. The measured exponent is
-    set against ``alpha`` all the same, as the claim is stated.
-
-    References
-    ----------
-    He, Lao, Lu, Zhang (2026), "Phase Transition from Random Features to
-    Fully Trainable Networks".
-
-    Bach (2017), "On the equivalence between kernel quadrature rules and
-    random feature expansions", JMLR 18.
-
-    Examples
-    --------
-    >>> from sklearn_pt.experiments._approximation import run_approximation
-    >>> result = run_approximation(scale="tiny", progress=False)
-    >>> result.name, result.columns[:4]
-    ('partial-approximation', ('init_scale', 'trainable_proportion', 'width', 'seed'))
-    >>> round(result.metrics["kappa0_star_tau10"], 1)
-    67.9
-    """
-    clock = Stopwatch()
-    preset = select_preset(APPROXIMATION_PRESETS, scale)
-    _check_preset(preset)
-    device = resolve_run_device(device)
-    seed_list = resolve_seeds(seeds, preset.n_seeds)
-    configs = _configurations(preset)
-    with progress_bar(
-        len(configs) * len(seed_list), desc="partial-approximation", enabled=progress
-    ) as bar:
-        if n_jobs is None or n_jobs == 1:
-            measured = [
-                _measure_seed(preset, s, device, configs, bar) for s in seed_list
-            ]
-        else:
-            from joblib import Parallel, delayed
-
-            measured = Parallel(n_jobs=n_jobs, prefer="threads")(
-                delayed(_measure_seed)(preset, s, device, configs, bar)
-                for s in seed_list
-            )
-    errors = dict(zip(seed_list, measured, strict=True))
-    analysis = _analyse(preset, errors, seed_list)
-
-    rows = _rows(preset, configs, errors, seed_list, analysis)
-    metrics = _metrics(preset, analysis)
-    summary = _summary(preset, analysis, len(seed_list))
-    return ExperimentResult(
-        name="partial-approximation",
-        title="Partially trainable networks: best approximation error vs the "
-        "bound's shape in P and m",
-        columns=COLUMNS,
-        rows=rows,
-        figure=_draw(preset, analysis),
-        summary=summary,
-        metrics=metrics,
-        settings={
-            "scale": scale,
-            "seeds": len(seed_list),
-            "device": device,
-            "width": preset.width,
-            "widths": f"{preset.widths[0]}-{preset.widths[-1]}",
-            "n_select": f"{preset.select_per_width} m",
-            "n_fit": f"{preset.fit_per_width} m",
-            "n_test": preset.n_test,
-            "n_centres": preset.n_centres,
-            "d": preset.n_features,
-            "leverage_reg": preset.leverage_reg,
-            "readout_ridge": preset.ridge,
-            "n_draws": preset.n_draws,
-        },
-        seconds=clock.seconds(),
-        reference=REFERENCE,
-        verdicts=judge(as_table(COLUMNS, rows)),
-    )
+APPROXIMATION = Experiment(
+    name="partial-approximation",
+    title="Partially trainable networks: best approximation error vs the "
+    "bound's shape in P and m",
+    reference=REFERENCE,
+    presets={
+        "tiny": _preset(
+            16, [16, 32], 2, [0.0, 0.1, 1.0], n_test=400, n_centres=20, n_draws=2
+        ),
+        "small": _preset(128, [64, 128, 256, 512], 6),
+        "medium": _preset(256, [64, 128, 256, 512, 1024, 2048], 6),
+        "paper": _preset(1024, [64, 128, 256, 512, 1024, 2048, 4096], 10),
+    },
+    measure=measure,
+    claims=_claims,
+    panels=(_curve_panel, _decay_panel),
+    describe=_describe,
+)
+"""Best approximation error E(P) against the bound's shape in P (width
+``width``) and in m (``E(0)`` over ``widths``), for init scales 1 and 10."""

@@ -558,6 +558,7 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
     :func:`~sklearn_pt.model_selection.fit_stacked` may differ: they choose
     the initial network (its weights and which neurons train), not how it
     trains."""
+
     @classmethod
     def _plan_stacked(cls, models, datasets) -> list[FitPlan]:
         """The plans of a stacked fit (:func:`~sklearn_pt.model_selection.fit_stacked`):

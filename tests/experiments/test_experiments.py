@@ -5,7 +5,6 @@ summaries and metrics agree with the raw table, recomputed independently,
 not the papers' claims (those need ``--scale small`` or larger).
 """
 
-import csv
 import math
 import re
 
@@ -13,6 +12,7 @@ import numpy as np
 import pytest
 
 from sklearn_pt.experiments import (
+    APPROXIMATION,
     DEEP,
     EXPERIMENTS,
     FEATURE_LEARNING,
@@ -20,14 +20,11 @@ from sklearn_pt.experiments import (
     SCALES,
     TWO_STEP,
     VERDICTS,
-    ExperimentResult,
     captured_fraction,
     run,
 )
 from sklearn_pt.experiments import _partial as partial
 from sklearn_pt.experiments import crossing as first_crossing
-from sklearn_pt.experiments._approximation import APPROXIMATION_PRESETS
-from sklearn_pt.experiments._common import resolve_seeds
 from sklearn_pt.experiments._feature_learning import extrapolate_crossing
 from sklearn_pt.model_selection import rate_crossing as crossing
 
@@ -40,7 +37,7 @@ def partial_tiny():
 def test_every_experiment_has_every_public_scale():
     for presets in (
         PARTIAL.presets,
-        APPROXIMATION_PRESETS,
+        APPROXIMATION.presets,
         DEEP.presets,
         TWO_STEP.presets,
         FEATURE_LEARNING.presets,
@@ -60,12 +57,11 @@ def test_deep_paper_scale_goes_from_depth_2_to_15():
     assert min(depths) == 2 and max(depths) == 15
 
 
-def test_select_preset_and_resolve_seeds_name_the_fix():
+def test_a_bad_scale_or_seed_count_names_the_fix():
     with pytest.raises(ValueError, match=r"scale must be one of 'small'.*got 'big'"):
         PARTIAL.preset("big")
     with pytest.raises(ValueError, match="seeds must be a positive int"):
-        resolve_seeds(0, 3)
-    assert resolve_seeds(None, 2) == (0, 1)
+        run(DEEP, scale="tiny", seeds=0, progress=False)
 
 
 def test_captured_fraction_and_p90_against_a_loop():
@@ -98,15 +94,6 @@ def test_crossing_interpolates_between_grid_points():
     # a dip after the first crossing does not move it
     assert crossing([1.0, 2.0, 3.0, 4.0], [0.0, 1.0, 0.25, 1.0]) == 1.5
     assert math.isnan(crossing([1.0, 2.0], [0.0, 0.25]))
-
-
-def test_result_writes_csv_with_missing_numbers_marked(tmp_path):
-    result = ExperimentResult(
-        "demo", "Demo", ("a", "b"), [(1, None), (2, float("nan"))], None, "s", {}, {}, 0
-    )
-    result.write_csv(tmp_path / "demo.csv")
-    with open(tmp_path / "demo.csv", newline="") as handle:
-        assert list(csv.reader(handle)) == [["a", "b"], ["1", ""], ["2", "nan"]]
 
 
 def test_partial_shares_and_theory_agree_with_the_table(partial_tiny):

@@ -22,12 +22,12 @@ def _verdict_lines(markdown: str) -> list[str]:
     return [line.removeprefix("- ") for line in section.splitlines()]
 
 
-# The experiments ported to the declarative runner (issue 39: partial,
-# partial-approximation and feature-learning still judge in their own code).
-PORTED = [name for name, exp in EXPERIMENTS.items() if isinstance(exp, Experiment)]
+def test_every_experiment_has_its_small_outputs_here():
+    assert all(isinstance(exp, Experiment) for exp in EXPERIMENTS.values())
+    assert {path.stem for path in DATA.glob("*.csv")} == set(EXPERIMENTS)
 
 
-@pytest.mark.parametrize("name", PORTED)
+@pytest.mark.parametrize("name", list(EXPERIMENTS))
 def test_rejudging_the_small_csv_gives_the_written_verdict_lines(name):
     written = _verdict_lines((DATA / f"{name}.md").read_text())
     assert written, f"no verdict lines in data/{name}.md"
