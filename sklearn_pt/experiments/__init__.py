@@ -56,23 +56,8 @@ from ._deep import DEEP
 from ._feature_learning import FEATURE_LEARNING
 from ._partial import PARTIAL
 from ._runner import SCALES, Experiment, ExperimentResult, judge, run
-from ._stats import (
-    CONFIDENCE,
-    N_RESAMPLES,
-    SIGN_LEVEL,
-    Estimate,
-    bootstrap_interval,
-    captured_fraction,
-    crossing,
-    fit_exponent,
-    geometric_estimate,
-    geometric_mean,
-    interval_test,
-    seed_curves,
-    sign_test,
-    sign_test_p_value,
-    small_proportions,
-)
+from ._stats import *  # noqa: F403 (the statistics, listed in _stats.__all__)
+from ._stats import __all__ as _STATISTICS
 from ._two_step import TWO_STEP
 
 EXPERIMENTS = {
@@ -89,36 +74,22 @@ experiment of that name."""
 __all__ = [
     "APPROXIMATION",
     "COMMANDS",
-    "CONFIDENCE",
     "DEEP",
     "EXPERIMENTS",
     "FEATURE_LEARNING",
-    "N_RESAMPLES",
     "PARTIAL",
     "SCALES",
-    "SIGN_LEVEL",
     "TWO_STEP",
     "VERDICTS",
     "Claim",
-    "Estimate",
     "Experiment",
     "ExperimentResult",
     "IntervalTest",
     "PlotDependencyError",
     "SignTest",
     "Verdict",
-    "bootstrap_interval",
-    "captured_fraction",
-    "crossing",
-    "fit_exponent",
-    "geometric_estimate",
-    "geometric_mean",
-    "interval_test",
     "judge",
     "run",
-    "seed_curves",
-    "sign_test",
-    "sign_test_p_value",
-    "small_proportions",
     "verdict_word",
+    *_STATISTICS,
 ]
