@@ -591,7 +591,7 @@ def bound_shape(
     return _finish((1.0 + p * (r - 1.0)) ** -a)
 
 
-_FIT_GRID_SIZE = 4001
+_FIT_GRID_SIZE = 401
 """Points of the grid in ``log r`` that brackets the fit's minimum."""
 
 
@@ -641,7 +641,7 @@ def fit_mismatch_ratio(
     The residual of point ``i`` is
     ``log e_i + alpha * log(1 + P_i (exp(u) - 1))`` in ``u = log r``, which
     increases with ``u``, so the sum of squares is smooth but need not be
-    unimodal. The minimum is bracketed on a grid of 4001 points of ``u``
+    unimodal. The minimum is bracketed on a grid of 401 points of ``u``
     over ``[0, log(max_ratio)]`` and refined by Brent's method
     (:func:`scipy.optimize.brentq`) on the derivative of the cost between
     the best grid point and the neighbour where the derivative changes sign;
