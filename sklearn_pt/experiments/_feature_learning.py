@@ -200,6 +200,7 @@ def first_phase_end(
     Returns
     -------
     int or None
+        The step ``t``, or None when the loss never slows down that much.
 
     Examples
     --------
@@ -346,6 +347,7 @@ def separation_margin(d):
     Returns
     -------
     float or ndarray
+        The margin at each ``d``, a fraction of ``|bulk edge|``.
 
     Examples
     --------
