@@ -146,6 +146,8 @@ html_title = f"sklearn_pt {release}"
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
+    # At 1280 px six header links push the search box onto a second row.
+    "header_links_before_dropdown": 4,
 }
 html_static_path = ["_static"]
 # Headings and signatures wrap at narrow widths (docs/_static/custom.css).

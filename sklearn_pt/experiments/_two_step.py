@@ -35,6 +35,7 @@ from ..feature_extraction import TwoStepFeatures
 from ..neural_network._two_step_plan import RIDGE_ALPHAS, standardise_targets
 from ..nn._activations import activation_function
 from ..spectral import WeightSpectrum
+from ..spectral._weights import top_right_singular_vectors
 from ..theory import count_signal_outliers, spike_count, two_step_signal
 from ._claims import Claim, IntervalTest, SignTest
 from ._runner import Experiment
@@ -215,11 +216,11 @@ def align(config: dict, seed: int) -> dict:
     weights = _two_steps(config, seed, X[:n], y[:n]).first_layer_weights_
     unit = np.ravel(theta) / np.linalg.norm(theta)
     update = torch.as_tensor(weights[2] - weights[1], dtype=torch.float64)
-    vt = torch.linalg.svd(update, full_matrices=False)[2].numpy()
+    vt = top_right_singular_vectors(update, N_UPDATE_VECTORS)
     spectrum = WeightSpectrum(edge="tracy-widom", level=config["level"])
     vectors = spectrum.fit(weights[2]).outlier_vectors_
     out = {
-        "update_alignment": float(np.linalg.norm(vt[:N_UPDATE_VECTORS] @ unit)),
+        "update_alignment": float(np.linalg.norm(vt @ unit)),
         "outlier_alignment": float(np.linalg.norm(vectors @ unit))
         if len(vectors)
         else 0.0,

@@ -19,7 +19,8 @@ from sklearn_pt.feature_extraction import TwoStepFeatures
 from sklearn_pt.spectral import WeightSpectrum, fitted_bulk_edge, null_weights
 from sklearn_pt.spectral._weights import (
     _mp_singular_value_density,
-    _right_singular_pairs,
+    singular_values,
+    top_right_singular_vectors,
 )
 
 # SVD-heavy: one torch thread (see the fixture in tests/conftest.py).
@@ -260,16 +261,24 @@ def test_plot_without_matplotlib_names_the_extra(monkeypatch):
 
 
 @pytest.mark.parametrize("shape", [(60, 40), (40, 60), (50, 50)])
-def test_right_singular_pairs_match_the_svd(shape):
+@pytest.mark.parametrize("k", [1, 10])
+def test_singular_values_and_top_vectors_match_the_dense_svd(shape, k):
     rng = np.random.default_rng(0)
     W = rng.standard_normal(shape) / np.sqrt(shape[1])
     W += 5.0 * np.outer(rng.standard_normal(shape[0]), rng.standard_normal(shape[1]))
-    s, vt = _right_singular_pairs(torch.as_tensor(W))
     _, s_ref, vt_ref = np.linalg.svd(W, full_matrices=False)
+    s = singular_values(torch.as_tensor(W))
     np.testing.assert_allclose(s, s_ref, rtol=0, atol=1e-10 * s_ref[0])
+    vt = top_right_singular_vectors(torch.as_tensor(W), k)
+    assert vt.shape == (k, shape[1])
     # Same vectors up to sign, where the singular values are simple.
-    cosines = np.abs(np.sum(vt[:10] * vt_ref[:10], axis=1))
+    cosines = np.abs(np.sum(vt * vt_ref[:k], axis=1))
     np.testing.assert_allclose(cosines, 1.0, atol=1e-8)
+
+
+def test_top_right_singular_vectors_of_an_empty_request():
+    W = torch.as_tensor(gaussian_weights(30, 20, 0))
+    assert top_right_singular_vectors(W, 0).shape == (0, 20)
 
 
 # ------------------------------------------------- Tracy-Widom edge test
