@@ -11,7 +11,16 @@ the claim *holds* there, the *opposite* holds, or *neither* is shown.
 - ``"mixed"``: it holds on part of the range (the line says where);
 - ``"not reproduced at this size"``: it holds nowhere and its opposite
   nowhere;
-- ``"contradicted"``: it holds nowhere and its opposite somewhere.
+- ``"contradicted"``: it holds nowhere and its opposite somewhere, and
+  (for a claim read along a size, ``size_trend=True``) the gap does not
+  shrink with the size.
+
+A claim read along a size (``N``, ``d``) whose statistic is an error (the
+seeds' non-negative values at each size) also states its trend: the slope
+``b`` of ``mean error ~ size^b`` and its interval
+(:func:`~sklearn_pt.experiments.fit_exponent`), "converging" when the
+interval lies below 0. An opposite that converges is a size effect, not a
+contradiction: the word is then ``"not reproduced at this size"``.
 
 :class:`Verdict` keeps the words and numbers and writes the line a summary
 opens with.
@@ -36,6 +45,7 @@ from ._stats import (
     Estimate,
     Outcome,
     bootstrap_interval,
+    fit_exponent,
     interval_test,
     sign_test,
 )
@@ -256,6 +266,13 @@ class Claim:
         outcomes.
     test_text : str, default=""
         Said after the test's own description (what it is applied to).
+    measured : str or callable, default=""
+        Said before the measured values.
+    size_trend : bool, default=False
+        The range's points are sizes and the statistic's values errors: the
+        line states the slope of the mean error in the size, and an
+        opposite that converges (slope interval below 0) reads "not
+        reproduced at this size", not "contradicted".
 
     Examples
     --------
@@ -276,15 +293,19 @@ class Claim:
     reason: str | Callable[[pd.DataFrame, Mapping[str, Outcome]], str] = ""
     test_text: str = ""
     measured: Text = ""
+    size_trend: bool = False
 
     def verdict(self, table: pd.DataFrame) -> Verdict:
         """The verdict of this claim on ``table`` (the experiment's CSV)."""
         outcomes, cells = {}, []
-        for point, values in self.statistic(table).items():
+        statistic = self.statistic(table)
+        for point, values in statistic.items():
             label = self.label.format(point)
             outcomes[label], text = self.test(values, point)
             cells.append(f"{label}: {text}")
         word, where = verdict_word(outcomes)
+        if self.size_trend and word != REPRODUCED:
+            word, where = _with_trend(word, where, statistic)
         reason = self.reason(table, outcomes) if callable(self.reason) else self.reason
         prefix = _text(self.measured, table)
         return Verdict(
@@ -296,3 +317,27 @@ class Claim:
             where=where,
             reason=reason,
         )
+
+
+def _with_trend(word: str, where: str, errors: Mapping[Any, Any]) -> tuple[str, str]:
+    """The word and its parenthesis once the errors' trend in the size is
+    known: "converging" (the slope's interval below 0) turns a contradiction
+    into a size effect."""
+    sizes = [float(size) for size in errors]
+    values = [_finite(v) for v in errors.values()]
+    if len(sizes) < 2 or any(v.size == 0 for v in values):
+        return word, where
+    slope = fit_exponent(sizes, values)
+    if not np.isfinite([slope.value, slope.low, slope.high]).all():
+        return word, where  # an exact size (mean error 0) has no log
+    converging = slope.high < 0
+    direction = (
+        "converging" if converging else "growing" if slope.low > 0 else "no trend shown"
+    )
+    trend = (
+        f"{direction}: mean error ~ size^b, b = {slope.value:.2f} "
+        f"[{slope.low:.2f}, {slope.high:.2f}]"
+    )
+    if word == CONTRADICTED and converging:
+        word = NOT_AT_THIS_SIZE
+    return word, "; ".join([trend] + [where] * bool(where))

@@ -88,3 +88,43 @@ def test_claim_judges_every_point_of_its_range_from_the_table():
     assert verdict.claim == "a gain at every d up to 200"
     assert verdict.measured.startswith("gain: d=100: +1.667 (6 of 6 seeds ahead)")
     assert verdict.reason == "2 points."
+
+
+def _error_claim(errors_by_size: dict) -> Claim:
+    """A count error below 0.5 at every N, read along N."""
+    table = pd.DataFrame(
+        [{"N": n, "error": e} for n, errors in errors_by_size.items() for e in errors]
+    )
+    claim = Claim(
+        "the prediction gives the count",
+        lambda t: {n: g.to_numpy() for n, g in t.groupby("N").error},
+        IntervalTest(below=0.5),
+        paper="exact",
+        label="N={:g}",
+        size_trend=True,
+    )
+    return claim.verdict(table)
+
+
+def test_an_opposite_that_shrinks_with_size_is_not_a_contradiction():
+    # Errors well above 0.5 at every N, falling like N^-1: a size effect.
+    falling = {n: [400 / n * (1 + 0.01 * k) for k in range(8)] for n in (200, 400, 800)}
+    verdict = _error_claim(falling)
+    assert verdict.word == NOT_AT_THIS_SIZE
+    assert verdict.where.startswith("converging: mean error ~ size^b, b = -1.00")
+    assert "opposite at N=200, N=400, N=800" in verdict.where
+
+
+def test_an_opposite_that_does_not_shrink_stays_a_contradiction():
+    flat = {n: [2.0 + 0.1 * k for k in range(8)] for n in (200, 400, 800)}
+    verdict = _error_claim(flat)
+    assert verdict.word == CONTRADICTED
+    assert verdict.where.startswith("no trend shown: mean error ~ size^b, b = ")
+    growing = {n: [n / 100 + 0.1 * k for k in range(8)] for n in (200, 400, 800)}
+    assert _error_claim(growing).where.startswith("growing")
+
+
+def test_a_reproduced_trend_claim_says_nothing_of_its_trend():
+    small = {n: [0.1, 0.0, 0.2, 0.1] for n in (200, 400)}
+    verdict = _error_claim(small)
+    assert (verdict.word, verdict.where) == (REPRODUCED, "")
