@@ -45,18 +45,18 @@ __all__ = [
     "weighted_resolvent",
 ]
 
-_START = 1e-3
+_START = 1e-2
 """First point of the branch: ``tau = -tr(S) / m`` at ``_START / scale``,
-``scale`` the mean Frobenius norm of ``M`` (``lambda`` about ``-1000 scale``,
+``scale`` the mean Frobenius norm of ``M`` (``lambda`` about ``-100 scale``,
 far below the bulk)."""
-_GROWTH = 1.15
+_GROWTH = 1.3
 """Ratio of successive ``tau`` on the branch before the fold is bracketed."""
 _TAU_MAX = 1e8
 """``tau * scale`` beyond which the branch is taken to have no fold: the
 bulk's lower edge is then the limit of ``lambda`` (e.g. 0 for ``M >= 0`` and
 ``delta <= 1``, where the spectrum has an atom at 0)."""
 _NEWTON_TOL = 1e-12
-_NEWTON_ITER = 60
+_NEWTON_ITER = 12
 
 
 # --------------------------------------------------------------------------
@@ -185,11 +185,19 @@ class _Branch:
         m = self.m
         return np.einsum("ij,kl->iljk", X, X).reshape(m * m, m * m)
 
-    def solve(self, tau, start: _Point):
-        """Newton on ``(S, lam)``: ``S^-1 + E[A] = lam I``, ``tr S = -m tau``."""
+    def solve(self, tau, start: _Point, before: _Point | None = None):
+        """Newton on ``(S, lam)``: ``S^-1 + E[A] = lam I``, ``tr S = -m tau``,
+        from ``start`` (extrapolated linearly from ``before`` when given);
+        None when it fails or lands off the branch (:meth:`admissible`)."""
         m, k = self.m, len(self.rows)
-        S = start.S * (tau / start.tau)
-        lam = start.lam
+        S, lam = start.S * (tau / start.tau), start.lam
+        if before is not None and before.tau != start.tau:
+            slope = (tau - start.tau) / (start.tau - before.tau)
+            guess = start.S + slope * (start.S - before.S)
+            S = guess * (-m * tau / np.trace(guess))
+            lam = start.lam + slope * (start.lam - before.lam)
+            if not _negative_definite(S):
+                S, lam = start.S * (tau / start.tau), start.lam
         for _ in range(_NEWTON_ITER):
             A = self.terms(S)
             residual_m = self.lam_matrix(S, A) - lam * self.eye
@@ -199,7 +207,7 @@ class _Branch:
             size = np.abs(residual[:-1]).max() / (abs(lam) + self.scale)
             size = max(size, abs(residual[-1]) / max(tau, 1e-300))
             if size < _NEWTON_TOL:
-                return _Point(tau, S, float(lam))
+                return _Point(tau, S, float(lam)) if self.admissible(S) else None
             V = A.reshape(len(A), -1)
             expected = (V * self.p[:, None]).T @ V  # (ij),(kl): A_ij A_kl
             kron_a = expected.reshape(m, m, m, m).transpose(0, 3, 1, 2)
@@ -214,11 +222,11 @@ class _Branch:
                 step = np.linalg.solve(jac, residual)
             except np.linalg.LinAlgError:
                 return None
-            for _ in range(30):  # damp into the admissible set
+            for _ in range(30):  # damp into the negative definite matrices
                 dS = np.zeros((m, m))
                 dS[self.rows, self.cols] = step[:k]
                 dS[self.cols, self.rows] = step[:k]
-                if self.admissible(S - dS):
+                if _negative_definite(S - dS):
                     break
                 step = step / 2
             else:
@@ -244,10 +252,11 @@ class _Branch:
             if last.tau * self.scale > _TAU_MAX:
                 self.edge = last
                 return
-            new = self.solve(last.tau * factor, last)
+            before = self.points[-2] if len(self.points) > 1 else None
+            new = self.solve(last.tau * factor, last, before)
             if new is None:
                 factor = math.sqrt(factor)
-                if factor - 1.0 < 1e-12:  # at a pole of an atom: lam -> -inf
+                if factor - 1.0 < 1e-7:  # at a pole of an atom: lam -> -inf
                     self._refine_fold(len(self.points) - 1)
                     return
                 continue
@@ -293,6 +302,14 @@ class _Branch:
     def point_at(self, tau):
         nearest = min([*self.points, self.edge], key=lambda q: abs(q.tau - tau))
         return self.solve(tau, nearest)
+
+
+def _negative_definite(S) -> bool:
+    try:
+        np.linalg.cholesky(-S)
+    except np.linalg.LinAlgError:
+        return False
+    return True
 
 
 def _branch(weights, probabilities, delta, stop_at_lam=None) -> _Branch:
@@ -349,7 +366,7 @@ def weighted_resolvent(weights, delta, lam, *, sample_weight=None):
     K_-j)^-1 U_j / n -> S / delta``. The branch is traced in ``tau = -tr(S)
     / m`` by Newton's method on ``(S, lam)`` (analytic Jacobian ``-S^-1 E
     S^-1 + E[A E A] / delta``, ``A = M (I - S M / delta)^-1``), from
-    ``tau = 10^-3 / E||M||_F`` up; ``S`` at ``lam`` is the point where the
+    ``tau = 10^-2 / E||M||_F`` up; ``S`` at ``lam`` is the point where the
     branch reaches ``lam``, by ``brentq`` in ``tau``. Expectations are the
     ``sample_weight`` averages over the samples.
 
@@ -439,7 +456,7 @@ def weighted_lower_edge(weights, delta, *, sample_weight=None) -> float:
     ``M = c > 0`` it is Marchenko--Pastur's ``c (1 - delta^-1/2)^2``
     (``delta > 1``; for ``delta <= 1`` the branch has no fold and the edge is
     its limit 0, the atom of the ``p - n`` null directions); for ``c < 0``,
-    ``c (1 + delta^-1/2)^2``. The fold is bracketed by steps of 15% in
+    ``c (1 + delta^-1/2)^2``. The fold is bracketed by steps of 30% in
     ``tau`` and refined by bounded Brent. With samples (atoms) the branch
     folds before the first pole ``det(I - S M_j / delta) = 0``, where
     ``lam -> -inf``: the edge then tracks the most extreme samples, as the
@@ -504,7 +521,7 @@ def aligned_outlier(weights, signal, delta, *, sample_weight=None) -> float | No
     :func:`weighted_resolvent` is scanned from ``lam = -inf`` for the first
     ``tau`` where the largest eigenvalue of ``S E[(G^2 - 1) A]`` (real: ``S``
     is definite) reaches 1, refined by ``brentq``; a pair of roots between
-    two scanned points (15% apart in ``tau``) would be missed. For a
+    two scanned points (30% apart in ``tau``) would be missed. For a
     *negative* outlier of a Hessian pass its ``M``; for the largest
     eigenvalue of a spectral method with preprocessing ``T``, pass ``-T``
     and negate.
@@ -837,43 +854,63 @@ def plateau_weights(
     >>> G.shape, M.shape
     ((80,), (80, 2, 2))
     """
+    width = _check_positive_int(width, "width", 4)
+    d = _check_positive_int(n_features, "n_features", 400)
+    n_seeds = _check_positive_int(n_seeds, "n_seeds", 4)
+    delta = _check_scalar_delta(delta)
+    runs = [
+        _plateau_run(activation, width, delta, d, seed, learning_rate, max_iter)
+        for seed in range(int(random_state), int(random_state) + n_seeds)
+    ]
+    return (
+        np.concatenate([run.signal for run in runs]),
+        np.concatenate([run.weights for run in runs]),
+    )
+
+
+@dataclass
+class _PlateauRun:
+    """One run of :func:`plateau_weights`: its data, the fitted clone, the
+    first-layer weights at the end of the first phase and the law there."""
+
+    X: NDArray[np.float64]
+    y: NDArray[np.float64]
+    theta: NDArray[np.float64]
+    fitted: object
+    weight: object
+    step: float
+    signal: NDArray[np.float64]
+    weights: NDArray[np.float64]
+
+
+def _plateau_run(activation, width, delta, d, seed, learning_rate, max_iter):
     import torch
 
     from ..datasets import make_phase_retrieval
     from ..experiments._feature_learning import first_phase_weights, step_budget
     from ..neural_network import FirstLayerGDRegressor
 
-    width = _check_positive_int(width, "width", 4)
-    d = _check_positive_int(n_features, "n_features", 400)
-    n_seeds = _check_positive_int(n_seeds, "n_seeds", 4)
-    delta = _check_scalar_delta(delta)
-    n = max(round(delta * d), 1)
     if learning_rate is None:
         learning_rate = (0.0375 if activation == "quadratic" else 0.25) * width
     if max_iter is None:
         max_iter = step_budget(1000, d)
-    signals, weights = [], []
-    for seed in range(int(random_state), int(random_state) + n_seeds):
-        X, y, theta = make_phase_retrieval(
-            n, d, random_state=seed, return_directions=True
-        )
-        estimator = FirstLayerGDRegressor(
-            width,
-            activation=activation,
-            learning_rate_init=learning_rate,
-            max_iter=max_iter,
-            random_state=seed,
-        )
-        _, weight, fitted = first_phase_weights(estimator, X, y, theta)
-        W = weight.detach().cpu().numpy().astype(np.float64)
-        a = fitted.second_layer_
-        z = X @ W.T
-        function = fitted.module_.activation
-        hidden = function(torch.as_tensor(z)).numpy()
-        residuals = hidden @ a / width - y
-        signals.append(X @ np.ravel(theta))
-        weights.append(plateau_law(z, residuals, a, activation))
-    return np.concatenate(signals), np.concatenate(weights)
+    n = max(round(delta * d), 1)
+    X, y, theta = make_phase_retrieval(n, d, random_state=seed, return_directions=True)
+    estimator = FirstLayerGDRegressor(
+        width,
+        activation=activation,
+        learning_rate_init=learning_rate,
+        max_iter=max_iter,
+        random_state=seed,
+    )
+    step, weight, fitted = first_phase_weights(estimator, X, y, theta)
+    W = weight.detach().cpu().numpy().astype(np.float64)
+    a = fitted.second_layer_
+    z = X @ W.T
+    hidden = fitted.module_.activation(torch.as_tensor(z)).numpy()
+    residuals = hidden @ a / width - y
+    M = plateau_law(z, residuals, a, activation)
+    return _PlateauRun(X, y, theta, fitted, weight, step, X @ np.ravel(theta), M)
 
 
 def hessian_threshold(
