@@ -300,8 +300,26 @@ class _Branch:
         self.edge = edge
 
     def point_at(self, tau):
-        nearest = min([*self.points, self.edge], key=lambda q: abs(q.tau - tau))
-        return self.solve(tau, nearest)
+        """The branch at ``tau``: Newton from the nearest known point below
+        (the branch is traced upwards), in smaller steps where that fails."""
+        known = sorted([*self.points, self.edge], key=lambda q: q.tau)
+        below = [q for q in known if q.tau <= tau] or known[:1]
+        start = below[-1]
+        point = self.solve(tau, start)
+        substeps = 2
+        while point is None and substeps <= 64:
+            point = start
+            for t in np.geomspace(start.tau, tau, substeps + 1)[1:]:
+                point = self.solve(t, point)
+                if point is None:
+                    break
+            substeps *= 4
+        if point is None:
+            raise RuntimeError(
+                f"The bulk's fixed point did not converge at tau={tau:.6g} on its "
+                "branch; the law may have atoms too close to its lower edge."
+            )
+        return point
 
 
 def _negative_definite(S) -> bool:
