@@ -30,7 +30,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import brentq, minimize_scalar
+from scipy.optimize import brentq
 
 from ._phase_retrieval import _check_delta, _edge, _first_positive_root, _limit
 
@@ -136,6 +136,8 @@ class _Point:
     tau: float
     S: NDArray[np.float64]
     lam: float
+    slope: float = math.nan
+    """``d lam / d tau`` on the branch there."""
 
 
 class _Branch:
@@ -185,6 +187,21 @@ class _Branch:
         m = self.m
         return np.einsum("ij,kl->iljk", X, X).reshape(m * m, m * m)
 
+    def _jacobian(self, S, A):
+        """Of ``(S^-1 + E[A] - lam I, tr S + m tau)`` in ``(hvec S, lam)``:
+        ``E -> -S^-1 E S^-1 + E[A E A] / delta``."""
+        m, k = self.m, len(self.rows)
+        V = A.reshape(len(A), -1)
+        expected = (V * self.p[:, None]).T @ V  # (ij),(kl): A_ij A_kl
+        kron_a = expected.reshape(m, m, m, m).transpose(0, 3, 1, 2)
+        kron_a = kron_a.reshape(m * m, m * m)
+        full = -self._kron(np.linalg.inv(S)) + kron_a / self.delta
+        jac = np.zeros((k + 1, k + 1))
+        jac[:k, :k] = (full @ self.basis)[self.rows * m + self.cols]
+        jac[:k, k] = -(self.rows == self.cols).astype(float)
+        jac[k, :k] = (self.rows == self.cols).astype(float)
+        return jac
+
     def solve(self, tau, start: _Point, before: _Point | None = None):
         """Newton on ``(S, lam)``: ``S^-1 + E[A] = lam I``, ``tr S = -m tau``,
         from ``start`` (extrapolated linearly from ``before`` when given);
@@ -206,18 +223,18 @@ class _Branch:
             )
             size = np.abs(residual[:-1]).max() / (abs(lam) + self.scale)
             size = max(size, abs(residual[-1]) / max(tau, 1e-300))
+            jac = self._jacobian(S, A)
             if size < _NEWTON_TOL:
-                return _Point(tau, S, float(lam)) if self.admissible(S) else None
-            V = A.reshape(len(A), -1)
-            expected = (V * self.p[:, None]).T @ V  # (ij),(kl): A_ij A_kl
-            kron_a = expected.reshape(m, m, m, m).transpose(0, 3, 1, 2)
-            kron_a = kron_a.reshape(m * m, m * m)
-            Sinv = np.linalg.inv(S)
-            full = -self._kron(Sinv) + kron_a / self.delta
-            jac = np.zeros((k + 1, k + 1))
-            jac[:k, :k] = (full @ self.basis)[self.rows * m + self.cols]
-            jac[:k, k] = -(self.rows == self.cols).astype(float)
-            jac[k, :k] = (self.rows == self.cols).astype(float)
+                if not self.admissible(S):
+                    return None
+                # the tangent: jac (dS, dlam) = -(0, ..., 0, m) d tau
+                rhs = np.zeros(k + 1)
+                rhs[k] = -m
+                try:
+                    slope = float(np.linalg.solve(jac, rhs)[k])
+                except np.linalg.LinAlgError:
+                    slope = 0.0
+                return _Point(tau, S, float(lam), slope)
             try:
                 step = np.linalg.solve(jac, residual)
             except np.linalg.LinAlgError:
@@ -257,47 +274,47 @@ class _Branch:
             if new is None:
                 factor = math.sqrt(factor)
                 if factor - 1.0 < 1e-7:  # at a pole of an atom: lam -> -inf
-                    self._refine_fold(len(self.points) - 1)
+                    self.edge = last
                     return
                 continue
-            if new.lam < last.lam:  # past the fold
-                self.points.append(new)
-                self._refine_fold(len(self.points) - 2)
+            if new.slope <= 0 or new.lam < last.lam:  # past the fold
+                self._refine_fold(last, new)
                 return
+            secant = (new.lam - last.lam) / (new.tau - last.tau)
+            if secant < 0.9 * min(last.slope, new.slope):
+                # the slope dipped in between: a fold may hide there
+                factor = math.sqrt(factor)
+                continue
             self.points.append(new)
             factor = min(factor * factor, _GROWTH)
 
-    def _refine_fold(self, index):
-        """The maximum of ``lam(tau)`` around ``points[index]``."""
-        low = self.points[max(index - 1, 0)]
-        high = self.points[min(index + 1, len(self.points) - 1)]
-        best = self.points[index]
-        if high.tau <= best.tau or low.tau >= best.tau:
-            self.edge = best
-            self.points = self.points[: index + 1]
+    def _refine_fold(self, low: _Point, high: _Point):
+        """The fold between ``low`` (``lam`` rising) and ``high`` (past it):
+        the root of the slope, by ``brentq``, points solved from ``low``."""
+        if not math.isfinite(low.slope) or low.slope <= 0:
+            self.edge = low
             return
         cache = {}
 
-        def negative_lam(tau):
-            known = [*self.points[: index + 1], *cache.values()]
-            nearest = min(known, key=lambda q: abs(q.tau - tau))
-            point = self.solve(tau, nearest)
-            if point is None:
-                return -best.lam + abs(tau - best.tau)  # outside: worse than best
+        def slope(tau):
+            point = self.solve(tau, low)
+            if point is None:  # beyond an atom's pole: past the fold
+                return -1.0
             cache[tau] = point
-            return -point.lam
+            return point.slope
 
-        result = minimize_scalar(
-            negative_lam,
-            bounds=(low.tau, high.tau),
-            method="bounded",
-            options={"xatol": 1e-7 * best.tau},  # lam is flat there
-        )
-        edge = cache.get(result.x, best)
-        if edge.lam < best.lam:
-            edge = best
-        self.points = [q for q in self.points if q.tau < edge.tau]
-        self.edge = edge
+        if slope(high.tau) > 0:  # lam fell without the slope changing sign
+            high_tau = high.tau
+            while slope(high_tau) > 0 and high_tau - low.tau > 1e-9 * low.tau:
+                high_tau = 0.5 * (low.tau + high_tau)
+            if slope(high_tau) > 0:
+                self.edge = low
+                return
+        else:
+            high_tau = high.tau
+        tau = brentq(slope, low.tau, high_tau, xtol=1e-10 * low.tau)
+        edge = cache.get(tau) or self.solve(tau, low)
+        self.edge = low if edge is None or edge.lam < low.lam else edge
 
     def point_at(self, tau):
         """The branch at ``tau``: Newton from the nearest known point below
