@@ -252,8 +252,9 @@ class _Branch:
         return None
 
     def trace(self, stop_at_lam=None):
-        """March ``tau`` up from ``_START / scale`` until ``lam`` falls (the
-        fold, refined by bounded Brent) or exceeds ``stop_at_lam``."""
+        """March ``tau`` up from ``_START / scale`` until the slope turns
+        negative (the first fold, :meth:`_refine_fold`) or ``lam`` exceeds
+        ``stop_at_lam``."""
         tau = _START / self.scale
         S = -tau * self.eye
         lam = float(np.trace(self.lam_matrix(S, self.terms(S)))) / self.m
@@ -491,8 +492,12 @@ def weighted_lower_edge(weights, delta, *, sample_weight=None) -> float:
     ``M = c > 0`` it is Marchenko--Pastur's ``c (1 - delta^-1/2)^2``
     (``delta > 1``; for ``delta <= 1`` the branch has no fold and the edge is
     its limit 0, the atom of the ``p - n`` null directions); for ``c < 0``,
-    ``c (1 + delta^-1/2)^2``. The fold is bracketed by steps of 30% in
-    ``tau`` and refined by bounded Brent. With samples (atoms) the branch
+    ``c (1 + delta^-1/2)^2``. The edge is the *first* fold: ``tau`` grows
+    by up to 30% a step, with the slope ``d lam / d tau`` of each point from
+    the Newton Jacobian; a step is shortened where the secant falls below
+    both end slopes (a fold and a gap of the spectrum may hide inside it),
+    and the fold is the root of the slope, by ``brentq``, once a step lands
+    past it. With samples (atoms) the branch
     folds before the first pole ``det(I - S M_j / delta) = 0``, where
     ``lam -> -inf``: the edge then tracks the most extreme samples, as the
     eigenvalues of sample-localised eigenvectors do.
