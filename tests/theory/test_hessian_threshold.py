@@ -240,3 +240,28 @@ def test_quadratic_threshold_is_finite_and_positive():
 def test_bad_input_names_the_parameter(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_lower_edge_is_the_first_fold_of_the_branch():
+    # A plateau law whose branch rises, folds at -0.847, dips and rises
+    # again to -0.862 within one 30% step in tau (quadratic, m = 2, d = 100,
+    # delta = 6, seed 1): the edge is the first fold, found here by small
+    # steps along the branch.
+    from sklearn_pt.theory._hessian_threshold import _START, _Branch, _Point
+
+    G, M = plateau_weights("quadratic", 2, 6.0, n_features=100, random_state=1)
+    edge = weighted_lower_edge(M, 6.0)
+    branch = _Branch(M, np.full(len(M), 1 / len(M)), 6.0)
+    tau = _START / branch.scale
+    S = -tau * np.eye(2)
+    lam = np.trace(branch.lam_matrix(S, branch.terms(S))) / 2
+    point = branch.solve(tau, _Point(tau, S, lam))
+    while True:
+        new = branch.solve(point.tau * 1.005, point)
+        if new is None or new.lam < point.lam:
+            break
+        point = new
+    assert edge == pytest.approx(point.lam, rel=5e-4)  # 0.5% steps in tau
+    assert edge >= point.lam
+    # past the first fold the branch is inside the spectrum: no outlier there
+    assert aligned_outlier(M, G, 6.0) is None
