@@ -433,18 +433,27 @@ def _hessian_outlier(module, weight, X, y, theta, width) -> tuple[float, ...]:
     return pick_outlier(spectrum.eigenvalues, spectrum.overlaps, width)
 
 
-def _first_phase_hessian(estimator, X, y, theta) -> tuple:
-    """GD with ``theta*``'s component held at 0, stopped at the end of its
-    first phase; ``(step, outlier eigenvalue, overlap, bulk edge)`` of the
-    Hessian there (step NaN when the rule never fired: the last weights)."""
+def first_phase_weights(estimator, X, y, theta) -> tuple:
+    """GD with ``theta*``'s component held at 0
+    (:class:`HardDirectionProjection`), stopped at the end of its first phase
+    (:class:`FirstPhaseSnapshot`): ``(step, weight, fitted)``, the step at
+    which the rule fired (NaN: never, the last weights), the first-layer
+    weights there (a tensor) and the fitted clone of ``estimator``."""
     plan = clone(estimator).plan_fit(X, y)
     snapshot = FirstPhaseSnapshot(plan.module, stop=True)
     projection = HardDirectionProjection(plan.module, theta)
     plan.callbacks = [projection, *plan.callbacks, snapshot]
     fitted = plan.complete(plan.run())
-    width = fitted.first_layer_weights_.shape[0]
-    outlier = _hessian_outlier(fitted.module_, snapshot.weight, X, y, theta, width)
     step = math.nan if snapshot.step is None else float(snapshot.step)
+    return step, snapshot.weight, fitted
+
+
+def _first_phase_hessian(estimator, X, y, theta) -> tuple:
+    """``(step, outlier eigenvalue, overlap, bulk edge)`` of the Hessian at
+    the end of the projected first phase (:func:`first_phase_weights`)."""
+    step, weight, fitted = first_phase_weights(estimator, X, y, theta)
+    width = fitted.first_layer_weights_.shape[0]
+    outlier = _hessian_outlier(fitted.module_, weight, X, y, theta, width)
     return (step, *outlier)
 
 

@@ -34,8 +34,30 @@ Spectral method for phase retrieval (Lu, Li, 2020; Mondelli, Montanari, 2019):
 - :func:`spectral_threshold` -- the sample ratio above which it is positive;
 - :func:`spectral_ratio_for_overlap` -- the sample ratio at which it reaches a
   given ``|cosine|``.
+
+The Hessian's outlier of first-layer GD (Montanari, Wang, 2026), as a
+matrix-weighted spectral method:
+
+- :func:`weighted_resolvent`, :func:`weighted_lower_edge` -- the bulk of
+  ``(1/n) sum_j M_j (x) x_j x_j^T``;
+- :func:`aligned_outlier` -- its outlier along ``theta* (x) v``, and
+  :func:`scalar_aligned_outlier`, :func:`scalar_outlier_threshold`, the
+  ``m = 1`` case in Lu and Li's closed form;
+- :func:`plateau_law`, :func:`plateau_weights` -- the weights ``M_j`` at the
+  plateau of first-layer GD;
+- :func:`hessian_threshold` -- ``delta_NN``, where the outlier appears.
 """
 
+from ._hessian_threshold import (
+    aligned_outlier,
+    hessian_threshold,
+    plateau_law,
+    plateau_weights,
+    scalar_aligned_outlier,
+    scalar_outlier_threshold,
+    weighted_lower_edge,
+    weighted_resolvent,
+)
 from ._partial import (
     approximation_bound,
     biased_relu_alpha,
@@ -61,6 +83,7 @@ from ._two_step import (
 )
 
 __all__ = [
+    "aligned_outlier",
     "approximation_bound",
     "bbp_threshold",
     "biased_relu_alpha",
@@ -70,12 +93,19 @@ __all__ = [
     "cross_covariance_overlap",
     "fit_mismatch_ratio",
     "hermite_coefficients",
+    "hessian_threshold",
     "kappa_p",
     "order_strength",
+    "plateau_law",
+    "plateau_weights",
     "proportion_for_reduction",
+    "scalar_aligned_outlier",
+    "scalar_outlier_threshold",
     "spectral_overlap",
     "spectral_ratio_for_overlap",
     "spectral_threshold",
     "spike_count",
     "two_step_signal",
+    "weighted_lower_edge",
+    "weighted_resolvent",
 ]

@@ -241,45 +241,50 @@ def _dpsi(m: NDArray[np.float64], delta: float) -> float:
     return 1.0 / delta - m[2]
 
 
-def _edge(delta: float, prep: _Preprocessing):
-    """``lambda_bar = argmin_{lambda >= tau} psi_delta``, its moments and margin."""
+def _edge(delta: float, prep: _Preprocessing, moments=_moments):
+    """``lambda_bar = argmin_{lambda >= tau} psi_delta``, its moments and margin.
+
+    ``moments(lam, prep)`` gives the four expectations of :func:`_moments`
+    (another law of ``(s, z)`` with ``supremum`` and ``edge`` attributes may
+    come with its own, as :mod:`._hessian_threshold`'s sample laws do)."""
     tau = prep.supremum
     # psi is convex: lambda_bar is tau where psi' is already non-negative
     # there, else the root of psi' = 0 above tau (searched in log(lambda - tau)).
-    low = tau + _LAMBDA_OFFSET * max(tau, 1.0)
-    if _dpsi(_moments(low, prep), delta) >= 0:
+    low = tau + _LAMBDA_OFFSET * max(abs(tau), 1.0)
+    if _dpsi(moments(low, prep), delta) >= 0:
         lambda_bar = tau if prep.edge is None else low
     else:
-        step = max(tau, 1.0)
-        while _dpsi(_moments(tau + step, prep), delta) < 0:
+        step = max(abs(tau), 1.0)
+        while _dpsi(moments(tau + step, prep), delta) < 0:
             step *= 2.0
 
         def slope(x):
-            return _dpsi(_moments(tau + math.exp(x), prep), delta)
+            return _dpsi(moments(tau + math.exp(x), prep), delta)
 
         root = brentq(slope, math.log(low - tau), math.log(step), xtol=1e-13)
         lambda_bar = tau + math.exp(root)
-    m_bar = _moments(lambda_bar, prep)
+    m_bar = moments(lambda_bar, prep)
     margin = _phi(lambda_bar, m_bar) - _psi(lambda_bar, m_bar, delta)
     return lambda_bar, m_bar, margin
 
 
-def _limit(delta: float, prep: _Preprocessing) -> _Limit:
-    """Solve Lu and Li's fixed-point equations at one ``delta``."""
-    lambda_bar, m_bar, margin = _edge(delta, prep)
+def _limit(delta: float, prep: _Preprocessing, moments=_moments) -> _Limit:
+    """Solve Lu and Li's fixed-point equations at one ``delta`` (``moments``
+    as for :func:`_edge`)."""
+    lambda_bar, m_bar, margin = _edge(delta, prep, moments)
     if margin <= 0:
         return _Limit(0.0, _psi(lambda_bar, m_bar, delta), margin, lambda_bar, None)
 
     # lambda* > lambda_bar solves psi = phi (psi increasing, phi decreasing).
     def gap(lam):
-        m = _moments(lam, prep)
+        m = moments(lam, prep)
         return _psi(lam, m, delta) - _phi(lam, m)
 
     step = lambda_bar - prep.supremum + 1.0
     while gap(lambda_bar + step) < 0:
         step *= 2.0
     lambda_star = brentq(gap, lambda_bar, lambda_bar + step, xtol=1e-13, rtol=1e-13)
-    m_star = _moments(lambda_star, prep)
+    m_star = moments(lambda_star, prep)
     dpsi_star = _dpsi(m_star, delta)
     dphi_star = -m_star[3]
     overlap = dpsi_star / (dpsi_star - dphi_star)
@@ -505,13 +510,19 @@ default="optimal"
     threshold = _check_trimming_threshold(trimming_threshold)
     if name == "identity":
         return math.inf
+    return _first_positive_root(lambda delta: _margin(delta, name, threshold))
+
+
+def _first_positive_root(margin) -> float:
+    """The ``delta`` where ``margin(delta)`` first turns positive on
+    :data:`_DELTA_GRID`, bisected in ``log delta`` (``inf``: never)."""
     previous = None
     for delta in _DELTA_GRID:
-        if _margin(float(delta), name, threshold) > 0:
+        if margin(float(delta)) > 0:
             if previous is None:  # recovery below 1e-3: not for these T
                 return float(delta)
             root = brentq(
-                lambda x: _margin(math.exp(x), name, threshold),
+                lambda x: margin(math.exp(x)),
                 math.log(previous),
                 math.log(delta),
                 xtol=1e-12,
