@@ -319,6 +319,11 @@ class Claim:
         )
 
 
+_ROUNDING = 1e-9
+"""A slope within this of 0 is the rounding of a least-squares fit to equal
+errors, not a trend."""
+
+
 def _with_trend(word: str, where: str, errors: Mapping[Any, Any]) -> tuple[str, str]:
     """The word and its parenthesis once the errors' trend in the size is
     known: "converging" (the slope's interval below 0) turns a contradiction
@@ -330,9 +335,13 @@ def _with_trend(word: str, where: str, errors: Mapping[Any, Any]) -> tuple[str, 
     slope = fit_exponent(sizes, values)
     if not np.isfinite([slope.value, slope.low, slope.high]).all():
         return word, where  # an exact size (mean error 0) has no log
-    converging = slope.high < 0
+    converging = slope.high < -_ROUNDING
     direction = (
-        "converging" if converging else "growing" if slope.low > 0 else "no trend shown"
+        "converging"
+        if converging
+        else "growing"
+        if slope.low > _ROUNDING
+        else "no trend shown"
     )
     trend = (
         f"{direction}: mean error ~ size^b, b = {slope.value:.2f} "
