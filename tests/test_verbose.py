@@ -16,7 +16,7 @@ from sklearn_pt.neural_network import (
     PartiallyTrainableRegressor,
     TwoStepFeatureLearner,
 )
-from sklearn_pt.neural_network._two_step_plan import standardise_targets
+from sklearn_pt.feature_extraction._two_step_plan import standardise_targets
 from tests.test_bad_input import ESTIMATORS, estimator_id, fit_estimator, make_data
 
 ITERATIVE = (

@@ -40,7 +40,7 @@ from ..decomposition import SpectralEstimator
 from ..metrics import neuron_overlap
 from ..nn import ACTIVATIONS, FirstLayerNetwork, StackedFirstLayerNetwork
 from ..spectral import HessianMonitor
-from ._two_step_plan import check_width
+from ..feature_extraction._two_step_plan import check_width
 
 __all__ = ["ACTIVATIONS", "FirstLayerGDRegressor"]
 

@@ -10,14 +10,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from numbers import Integral
-from typing import NamedTuple
 
 import numpy as np
 from numpy.polynomial import hermite_e
 from numpy.typing import ArrayLike, NDArray
+from sklearn.utils import Bunch
 
 __all__ = [
-    "TwoStepSignal",
     "bbp_threshold",
     "count_signal_outliers",
     "cross_covariance_overlap",
@@ -531,17 +530,6 @@ def bbp_threshold(n_rows: int, n_cols: int, scale: float = 1.0) -> float:
     return float(scale * (n_rows / n_cols) ** 0.25)
 
 
-class TwoStepSignal(NamedTuple):
-    """The mean-field signal of two gradient steps (:func:`two_step_signal`)."""
-
-    first: NDArray[np.float64]
-    """``S_1``, shape ``(N, d)``: the mean term of step 1 (rank one)."""
-    second: NDArray[np.float64]
-    """``S_2 = S_1 + `` step 2's mean term, shape ``(N, d)``."""
-    orders: NDArray[np.float64]
-    """``||T_k||`` of the expansion's order ``k = 0 .. max_order``."""
-
-
 def smoothed_derivative(
     activation: str | Callable, shifts: ArrayLike, scales: ArrayLike = 1.0
 ) -> NDArray[np.float64]:
@@ -626,7 +614,7 @@ def two_step_signal(
     *,
     initial_weights: ArrayLike | None = None,
     max_order: int = 6,
-) -> TwoStepSignal:
+) -> Bunch:
     """The signal of two correlation-loss steps at a finite width: the mean
     terms of the steps, without and with the Hermite expansion.
 
@@ -679,9 +667,12 @@ def two_step_signal(
 
     Returns
     -------
-    TwoStepSignal
-        ``first`` (``S_1``), ``second`` (``S_2``) and ``orders``
-        (``||T_k||``, 0 where ``c_{k+1} = 0``).
+    result : :class:`~sklearn.utils.Bunch`
+        ``first`` (ndarray of shape (N, d), ``S_1``: the mean term of step 1,
+        rank one), ``second`` (ndarray of shape (N, d), ``S_2``: ``S_1``
+        plus step 2's mean term) and ``orders`` (ndarray of shape
+        (max_order + 1,), ``||T_k||`` of the expansion's order
+        ``k = 0 .. max_order``, 0 where ``c_{k+1} = 0``).
 
     References
     ----------
@@ -733,7 +724,7 @@ def two_step_signal(
         ]
     )
     orders[_zero_coefficients(activation, max_order + 1)[1:]] = 0.0
-    return TwoStepSignal(first, second, orders)
+    return Bunch(first=first, second=second, orders=orders)
 
 
 def count_signal_outliers(signal: ArrayLike, bulk_edge: float) -> int:

@@ -317,7 +317,7 @@ def test_first_step_is_the_estimators_first_step():
     """The theory's step (correlation loss, a / sqrt(N), standardised y) is
     the library's convention: the same W_1 as TwoStepFeatures, to rounding."""
     from sklearn_pt.feature_extraction import TwoStepFeatures
-    from sklearn_pt.neural_network._two_step_plan import standardise_targets
+    from sklearn_pt.feature_extraction._two_step_plan import standardise_targets
 
     X, y = make_single_index(120, 30, link="he3", random_state=1)
     features = TwoStepFeatures(
