@@ -35,8 +35,8 @@ from _timing import interleaved_medians, print_table
 from sklearn.base import clone
 
 from sklearn_pt.datasets import make_single_index
-from sklearn_pt.model_selection import fit_stacked
 from sklearn_pt.feature_extraction import _two_step_plan
+from sklearn_pt.model_selection import fit_stacked
 from sklearn_pt.neural_network import TwoStepFeatureLearner
 
 EXPONENTS = (0.0, 0.15, 0.3, 0.45)

@@ -76,7 +76,11 @@ ESTIMATORS = [
     ),
     TwoStepFeatures(hidden_layer_sizes=16, random_state=0, dtype="float64"),
     TwoStepFeatures(
-        hidden_layer_sizes=16, n_steps=1, step_batches="fresh", random_state=0, dtype="float64"
+        hidden_layer_sizes=16,
+        n_steps=1,
+        step_batches="fresh",
+        random_state=0,
+        dtype="float64",
     ),
     # First-layer GD (float64, its default).
     FirstLayerGDRegressor(

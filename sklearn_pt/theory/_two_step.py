@@ -352,7 +352,7 @@ def _count_present_orders(count: NDArray[np.int64], activation) -> NDArray[np.in
 
 
 def order_strength(
-    n_neurons: ArrayLike, alpha1: ArrayLike, alpha2: ArrayLike, order: ArrayLike
+    width: ArrayLike, alpha1: ArrayLike, alpha2: ArrayLike, order: ArrayLike
 ) -> float | NDArray[np.float64]:
     """Size of the order-``k`` term of the second step at width ``N``.
 
@@ -367,8 +367,9 @@ def order_strength(
 
     Parameters
     ----------
-    n_neurons : float or array-like
-        The width ``N`` (positive).
+    width : float or array-like
+        The width ``N`` (positive), as ``width`` of
+        :func:`~sklearn_pt.theory.approximation_bound`.
     alpha1, alpha2 : float or array-like
         Step-size exponents, in ``[0, 1/2)``.
     order : int or array-like
@@ -394,10 +395,10 @@ def order_strength(
     """
     a1 = _check_exponent(alpha1, "alpha1")
     a2 = _check_exponent(alpha2, "alpha2")
-    n = np.asarray(n_neurons, dtype=np.float64)
+    n = np.asarray(width, dtype=np.float64)
     k = np.asarray(order, dtype=np.float64)
     if np.any(~np.isfinite(n) | (n <= 0)):
-        raise ValueError(f"n_neurons must be positive; got {n_neurons!r}.")
+        raise ValueError(f"width must be positive; got {width!r}.")
     if np.any((k < 1) | (k != np.floor(k))):
         raise ValueError(f"order must be an integer >= 1; got {order!r}.")
     strength = n ** (a2 - k * (0.5 - a1))

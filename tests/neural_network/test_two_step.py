@@ -214,6 +214,37 @@ def test_invalid_step_parameters(params, match):
         TwoStepFeatureLearner(**params).fit(X, y)
 
 
+def test_the_learner_holds_the_features_built_from_its_parameters():
+    # Composed, not re-declared: features_ is a TwoStepFeatures with the
+    # learner's step parameters, fitted on the step split, and the learner
+    # predicts with the readout on its features.
+    X, y = make_single_index(200, 10, link="relu", random_state=0)
+    learner = TwoStepFeatureLearner(
+        hidden_layer_sizes=16,
+        step_batches="fresh",
+        loss="squared",
+        alpha=0.5,
+        random_state=3,
+        dtype="float64",
+    )
+    learner.fit(X, y)
+    features = learner.features_
+    assert isinstance(features, TwoStepFeatures)
+    shared = features.get_params()
+    assert shared == {k: v for k, v in learner.get_params().items() if k in shared}
+    assert features.first_layer_weights_ is learner.first_layer_weights_
+    assert features.module_ is learner.module_.feature_map
+    np.testing.assert_array_equal(
+        learner.predict(X), learner.readout_.predict(features.transform(X))
+    )
+    # The same parameters set on the learner reach a refitted features_.
+    learner.set_params(hidden_layer_sizes=(12,)).fit(X, y)
+    assert learner.features_.hidden_layer_sizes == (12,)
+    assert learner.features_.transform(X).shape == (200, 12)
+    assert clone(learner).get_params() == learner.get_params()
+    assert not hasattr(clone(learner), "features_")
+
+
 def test_parameter_constraints_and_small_samples():
     X, y = small_data()
     with pytest.raises(InvalidParameterError, match="'step_batches' parameter"):

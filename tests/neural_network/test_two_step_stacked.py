@@ -28,7 +28,11 @@ def grid(template, exponents=((0.0, 0.0), (0.3, 0.45)), seeds=(0, 1)):
 def test_stacked_grid_equals_the_fits(batch, loss, n_steps):
     X, y = make_single_index(240, 16, random_state=0)
     template = TwoStepFeatureLearner(
-        hidden_layer_sizes=24, step_batches=batch, loss=loss, n_steps=n_steps, dtype="float64"
+        hidden_layer_sizes=24,
+        step_batches=batch,
+        loss=loss,
+        n_steps=n_steps,
+        dtype="float64",
     )
     stacked = fit_stacked(grid(template), X, y)
     for fitted, alone in zip(stacked, grid(template), strict=True):

@@ -140,7 +140,7 @@ def test_order_strength_is_the_heuristic_and_agrees_with_spike_count():
     assert grid.shape == (2, 2) and grid[1, 0] > grid[0, 0] and grid[1, 1] < grid[0, 1]
     with pytest.raises(ValueError, match="order"):
         order_strength(500, 0.25, 0.2, 0)
-    with pytest.raises(ValueError, match="n_neurons"):
+    with pytest.raises(ValueError, match="width"):
         order_strength(-1, 0.25, 0.2, 1)
     with pytest.raises(ValueError, match="alpha1"):
         order_strength(500, 0.5, 0.2, 1)
