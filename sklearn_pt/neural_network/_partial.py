@@ -350,7 +350,11 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         targets, as the papers' experiments do (their targets are of order
         one).
     alpha : float, default=7.0
-        L2 penalty ``alpha / (2 n) * ||W||^2`` on the weight matrices. The
+        L2 penalty ``alpha / (2 n) * ||W||^2`` on the weight matrices, beside
+        the half mean squared error: :class:`~sklearn.linear_model.Ridge`'s
+        and :class:`~sklearn.neural_network.MLPRegressor`'s ``alpha`` (the
+        same minimiser as the sum of squared residuals plus
+        ``alpha * ||W||^2``), and the penalty of ``readout="ridge"``. The
         default lets the loss criterion stop training on general data
         before it overfits (see :ref:`defaults_partial` for how it was
         chosen). Raise it when the model overfits; the papers'

@@ -63,11 +63,12 @@ step_size_constants, step_batches, loss, random_state, verbose, device, dtype
     alpha : float or "auto", default="auto"
         Regularisation strength of the ridge readout, as
         :class:`~sklearn.linear_model.Ridge`'s ``alpha`` (the penalty
-        ``alpha * ||coef||^2`` beside the sum of squared residuals).
-        ``"auto"``: chosen by efficient leave-one-out cross-validation on the
-        readout split (:class:`~sklearn.linear_model.RidgeCV` over 15
-        penalties from ``1e-2`` to ``1e5``), so that the default scores on
-        real data (see :ref:`defaults_two_step`); a float: a
+        ``alpha * ||coef||^2`` beside the sum of squared residuals; not the
+        step-size exponents ``alpha_i``). ``"auto"``: chosen by efficient
+        leave-one-out cross-validation on the readout split
+        (:class:`~sklearn.linear_model.RidgeCV` over 15 penalties from
+        ``1e-2`` to ``1e5``), so that the default scores on real data (see
+        :ref:`defaults_two_step`); a float: a
         :class:`~sklearn.linear_model.Ridge` with that penalty, for a fixed
         readout across fits. With ``N`` features of order one and a readout
         split of comparable size, small values interpolate. ``alpha_`` holds
