@@ -291,6 +291,7 @@ step_size_constants, step_batches, loss, random_state, verbose, device, dtype
             attributes and fits the ridge readout on the held-out split.
         """
         check_parameters(self)
+        given = X, y  # features_ validates them too (and keeps feature names)
         X, y = validate_input(
             validate_data, self, X, y, y_numeric=True, dtype=[np.float64, np.float32]
         )
@@ -333,7 +334,7 @@ step_size_constants, step_batches, loss, random_state, verbose, device, dtype
             self.readout_mask_ = readout_mask
             return self
 
-        return features._plan_fit(X, y, n_readout=n_readout, then=fit_readout)
+        return features._plan_fit(*given, n_readout=n_readout, then=fit_readout)
 
     def _features(self) -> TwoStepFeatures:
         """The unfitted ``features_``: a
