@@ -174,8 +174,8 @@ def hermite_coefficients(
     --------
     >>> import numpy as np
     >>> from sklearn_pt.theory import hermite_coefficients
-    >>> hermite_coefficients("hermite3", 4).round(12).tolist()  # He_3's own
-    [-0.0, 1.0, 0.5, 0.166666666667, 0.0]
+    >>> (hermite_coefficients("hermite3", 4).round(12) + 0.0).tolist()  # He_3's own
+    [0.0, 1.0, 0.5, 0.166666666667, 0.0]
     >>> c = hermite_coefficients("relu", 3)  # 1/sqrt(2 pi), 1/2, phi(0)/2, 0
     >>> bool(np.allclose(c, [0.398942, 0.5, 0.199471, 0.0], atol=1e-6))
     True
