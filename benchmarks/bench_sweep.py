@@ -150,8 +150,8 @@ def main() -> None:
         f"device={args.device}, torch threads={torch.get_num_threads()}"
     )
 
-    _, stacked_test = sweep("stacked", *common)  # also warms up
-    _, sequential_test = sweep("sequential", *common)
+    stacked_test = sweep("stacked", *common).test_scores  # also warms up
+    sequential_test = sweep("sequential", *common).test_scores
     difference = np.abs(stacked_test - sequential_test).max()
     print(f"max |test score stacked - sequential| = {difference:.2e}")
 

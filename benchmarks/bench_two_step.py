@@ -60,7 +60,7 @@ def make_data(size: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 def make_learner(size: int, device: str) -> TwoStepFeatureLearner:
     return TwoStepFeatureLearner(
-        hidden_layer_sizes=size, ridge_alpha=RIDGE_ALPHA, random_state=0, device=device
+        hidden_layer_sizes=size, alpha=RIDGE_ALPHA, random_state=0, device=device
     )
 
 

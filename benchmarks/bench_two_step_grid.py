@@ -2,7 +2,7 @@
 
 A 4 x 4 grid (step-size exponents ``(a, a)`` for ``a`` in 0, 0.15, 0.3,
 0.45, times 4 seeds) of ``TwoStepFeatureLearner`` at ``N = n = d``
-(``--size``, default 400; float32, gelu, reused batch, ``ridge_alpha=1``),
+(``--size``, default 400; float32, gelu, reused batch, ``alpha=1``),
 timed in one process and interleaved repeat by repeat:
 
 * ``sequential``: ``fit`` of every cell, the reference;
@@ -35,8 +35,9 @@ from _timing import interleaved_medians, print_table
 from sklearn.base import clone
 
 from sklearn_pt.datasets import make_single_index
+from sklearn_pt.feature_extraction import _two_step_plan
 from sklearn_pt.model_selection import fit_stacked
-from sklearn_pt.neural_network import TwoStepFeatureLearner, _two_step_plan
+from sklearn_pt.neural_network import TwoStepFeatureLearner
 
 EXPONENTS = (0.0, 0.15, 0.3, 0.45)
 SEEDS = (0, 1, 2, 3)
@@ -44,7 +45,7 @@ SEEDS = (0, 1, 2, 3)
 
 def cells(size, device, dtype):
     template = TwoStepFeatureLearner(
-        hidden_layer_sizes=size, ridge_alpha=1.0, device=device, dtype=dtype
+        hidden_layer_sizes=size, alpha=1.0, device=device, dtype=dtype
     )
     return [
         clone(template).set_params(step_size_exponents=(a, a), random_state=s)

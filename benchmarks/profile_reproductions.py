@@ -31,7 +31,10 @@ from pathlib import Path
 PARTS = {
     "fits (training loop)": ("sklearn_pt/_training/_loop.py", "fit_loop"),
     "stacked fits": ("sklearn_pt/_training/_plan.py", "run_stacked"),
-    "two-step steps": ("sklearn_pt/neural_network/_two_step_plan.py", "plan_two_steps"),
+    "two-step steps": (
+        "sklearn_pt/feature_extraction/_two_step_plan.py",
+        "plan_two_steps",
+    ),
     "singular values": ("sklearn_pt/spectral/_weights.py", "fit"),
     "edge tests": ("sklearn_pt/spectral/_weights.py", "soft_edge_test"),
     "Hessian eigenpairs": ("sklearn_pt/spectral/_hessian.py", "hessian_spectrum"),

@@ -116,7 +116,7 @@ for depth in DEPTHS:
         project_to_sphere=True,  # the paper's design on the sphere
         normalize_y=False,  # the raw (order-one) targets the study measures
     )
-    train_scores, test_scores = proportion_curve(
+    curve = proportion_curve(
         reg,
         X,
         y,
@@ -126,6 +126,7 @@ for depth in DEPTHS:
         random_states=SEEDS,
         n_jobs=args.n_jobs,
     )
+    train_scores, test_scores = curve.train_scores, curve.test_scores
     train, test = -train_scores, -test_scores
     for i, p in enumerate(proportions):  # the table the verdicts are judged on
         for j, value in enumerate(train.reshape(len(proportions), -1)[i]):

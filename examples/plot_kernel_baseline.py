@@ -82,7 +82,7 @@ baselines = {
         PartiallyTrainableRegressor(
             hidden_layer_sizes=(width,),
             trainable_proportion=0.0,
-            solver="ridge",
+            readout="ridge",
             project_to_sphere=True,  # the paper's design on the sphere
             dtype="float64",
             random_state=0,

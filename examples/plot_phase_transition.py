@@ -121,8 +121,8 @@ def errors(init_scale, selection):
             scoring="neg_mean_squared_error",
             random_states=[seed],
         )
-        train.append(-scores[0][:, 0, 0])
-        test.append(-scores[1][:, 0, 0])
+        train.append(-scores.train_scores[:, 0, 0])
+        test.append(-scores.test_scores[:, 0, 0])
     return np.array(train).T, np.array(test).T
 
 

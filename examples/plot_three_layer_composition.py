@@ -73,7 +73,7 @@ def network(proportions, seed):
         return PartiallyTrainableRegressor(
             (WIDTH, WIDTH),
             trainable_proportion=0.0,
-            solver="ridge",
+            readout="ridge",
             alpha=1e-4,
             project_to_sphere=True,  # the paper's design on the sphere
             random_state=seed,

@@ -154,7 +154,7 @@ def alignment(seeds, device):
                     activation=activation,
                     step_size_exponents=(0.375, 0.45),
                     step_size_constants=CONSTANTS,
-                    batch=batch,
+                    step_batches=batch,
                     random_state=seed,
                     device=device,
                     dtype="float64",

@@ -38,7 +38,7 @@ ESTIMATORS = [
     PartiallyTrainableRegressor(
         hidden_layer_sizes=(32,),
         trainable_proportion=0.0,
-        solver="ridge",
+        readout="ridge",
         random_state=0,
         dtype="float64",
     ),
@@ -69,14 +69,18 @@ ESTIMATORS = [
     TwoStepFeatureLearner(
         hidden_layer_sizes=(16,),
         activation="tanh",
-        batch="fresh",
+        step_batches="fresh",
         loss="squared",
         random_state=0,
         dtype="float64",
     ),
     TwoStepFeatures(hidden_layer_sizes=16, random_state=0, dtype="float64"),
     TwoStepFeatures(
-        hidden_layer_sizes=16, n_steps=1, batch="fresh", random_state=0, dtype="float64"
+        hidden_layer_sizes=16,
+        n_steps=1,
+        step_batches="fresh",
+        random_state=0,
+        dtype="float64",
     ),
     # First-layer GD (float64, its default).
     FirstLayerGDRegressor(

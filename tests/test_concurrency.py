@@ -32,7 +32,7 @@ SEARCHES = {
     ),
     "TwoStepFeatureLearner": (
         TwoStepFeatureLearner(hidden_layer_sizes=16, random_state=0, dtype="float64"),
-        {"ridge_alpha": [0.1, 10.0]},
+        {"alpha": [0.1, 10.0]},
     ),
 }
 

@@ -92,7 +92,8 @@ def test_proportion_curve_matches_serial(dask_client):
         serial = sweep(n_jobs=1)
     with parallel_backend("dask"):
         dask = sweep(n_jobs=-1)
-    for serial_scores, dask_scores in zip(serial, dask, strict=True):
+    for key in ("train_scores", "test_scores"):
+        serial_scores, dask_scores = serial[key], dask[key]
         assert serial_scores.shape == (3, 2, 3)
         assert np.all(np.isfinite(serial_scores))
         np.testing.assert_array_equal(dask_scores, serial_scores)

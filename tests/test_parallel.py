@@ -45,7 +45,7 @@ def test_proportion_curve_workers_see_torch_threads(backend):
     X, y = make_regression(n_samples=30, n_features=3, random_state=0)
     reg = PartiallyTrainableRegressor(hidden_layer_sizes=(4,), max_iter=1)
     with parallel_config(backend=backend), sklearn_pt.config_context(torch_threads=1):
-        train, test = proportion_curve(
+        curve = proportion_curve(
             reg,
             X,
             y / y.std(),
@@ -55,6 +55,7 @@ def test_proportion_curve_workers_see_torch_threads(backend):
             strategy="sequential",
             n_jobs=2,
         )
+        train, test = curve.train_scores, curve.test_scores
     assert (test == 101.0).all() and (train == 101.0).all()
 
 

@@ -11,12 +11,12 @@ from scipy.special import erf
 from sklearn.base import clone
 
 from sklearn_pt.feature_extraction import TwoStepFeatures
+from sklearn_pt.feature_extraction._two_step_plan import standardise_targets
 from sklearn_pt.neural_network import (
     FirstLayerGDRegressor,
     PartiallyTrainableRegressor,
     TwoStepFeatureLearner,
 )
-from sklearn_pt.neural_network._two_step_plan import standardise_targets
 from tests.test_bad_input import ESTIMATORS, estimator_id, fit_estimator, make_data
 
 ITERATIVE = (

@@ -76,7 +76,7 @@ def measure(config: dict, seed: int) -> list[dict]:
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        train, test = proportion_curve(
+        curve = proportion_curve(
             network,
             X,
             y,
@@ -85,6 +85,7 @@ def measure(config: dict, seed: int) -> list[dict]:
             scoring="neg_mean_squared_error",
             random_states=[seed],
         )
+        train, test = curve.train_scores, curve.test_scores
     return [
         {"trainable_proportion": p, "train_mse": -tr, "test_mse": -te}
         for p, tr, te in zip(

@@ -32,7 +32,7 @@ from sklearn.linear_model import RidgeCV
 
 from ..datasets import make_single_index
 from ..feature_extraction import TwoStepFeatures
-from ..neural_network._two_step_plan import RIDGE_ALPHAS, standardise_targets
+from ..feature_extraction._two_step_plan import RIDGE_ALPHAS, standardise_targets
 from ..nn._activations import activation_function
 from ..spectral import WeightSpectrum
 from ..spectral._weights import top_right_singular_vectors
@@ -115,7 +115,7 @@ def _two_steps(config: dict, seed: int, X, y) -> TwoStepFeatures:
         activation=config["activation"],
         step_size_exponents=(config["alpha1"], config["alpha2"]),
         step_size_constants=tuple(config["step_size_constants"]),
-        batch=config["batch"],
+        step_batches=config["batch"],  # the table's "batch" column
         random_state=seed,
         device=config["device"],
         dtype="float64",

@@ -33,7 +33,7 @@ class BiasedReLUFeatures(
     feature vectors divided by ``n_components`` converges to the kernel.
     ``Pipeline([BiasedReLUFeatures(...), Ridge(alpha)])`` is the random-features
     model, the same as ``PartiallyTrainableRegressor(trainable_proportion=0,
-    solver="ridge", alpha=alpha, dtype="float64")`` with the same
+    readout="ridge", alpha=alpha, dtype="float64")`` with the same
     ``random_state``.
 
     Parameters

@@ -1,7 +1,7 @@
 """Sweeps that reveal phase transitions, and their displays."""
 
 from ._display import PhaseTransitionDisplay
-from ._proportion_curve import ProportionCurveResult, proportion_curve
+from ._proportion_curve import proportion_curve
 from ._sample_ratio import (
     rate_crossing,
     sample_ratio_curve,
@@ -12,7 +12,6 @@ from ._step_size import stable_step_size
 
 __all__ = [
     "PhaseTransitionDisplay",
-    "ProportionCurveResult",
     "fit_stacked",
     "proportion_curve",
     "rate_crossing",

@@ -96,7 +96,7 @@ class PhaseTransitionDisplay:
                 f"scoring must be an error scorer named 'neg_...' so that its "
                 f"negation is an error; got {scoring!r}."
             )
-        train, test = proportion_curve(
+        curve = proportion_curve(
             estimator,
             X,
             y,
@@ -108,6 +108,7 @@ class PhaseTransitionDisplay:
             n_jobs=n_jobs,
             verbose=verbose,
         )
+        train, test = curve.train_scores, curve.test_scores
         return cls(proportions, -train, -test, label=label).plot(ax=ax, **plot_kwargs)
 
     def plot(

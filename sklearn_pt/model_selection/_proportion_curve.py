@@ -10,7 +10,7 @@ from sklearn.base import clone, is_classifier
 from sklearn.exceptions import FitFailedWarning
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import check_cv
-from sklearn.utils import indexable
+from sklearn.utils import Bunch, indexable
 
 from .._compat import _safe_indexing
 from .._parallel import delayed, run_tasks
@@ -18,61 +18,9 @@ from .._progress import progress_bar, quiet_fit, warn_convergence
 from ._stacked import stacked_fit_unsupported
 from ._stacked_curves import stacked_validation_curves
 
-__all__ = ["ProportionCurveResult", "proportion_curve"]
+__all__ = ["proportion_curve"]
 
 STRATEGIES = ("auto", "stacked", "sequential")
-
-
-class ProportionCurveResult(tuple):
-    """``(train_scores, test_scores)`` of :func:`proportion_curve`.
-
-    A tuple of two arrays of shape ``(n_proportions, n_seeds, n_splits)``,
-    with the sweep's values and seeds beside them.
-
-    Attributes
-    ----------
-    train_scores, test_scores : ndarray of shape (n_proportions, n_seeds, \
-n_splits)
-    proportions : ndarray of shape (n_proportions,)
-        The values of the swept parameter.
-    random_states : list
-        The seeds (``[None]`` for the estimator's own).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from sklearn_pt.model_selection import ProportionCurveResult
-    >>> result = ProportionCurveResult(np.zeros((3, 2, 5)), np.ones((3, 2, 5)),
-    ...                                [0.0, 0.5, 1.0], [0, 1])
-    >>> train, test = result
-    >>> result.folded()[1].shape  # validation_curve's (n_params, n_splits)
-    (3, 10)
-    """
-
-    def __new__(cls, train_scores, test_scores, proportions, random_states):
-        result = super().__new__(cls, (train_scores, test_scores))
-        result.proportions = np.asarray(proportions)
-        result.random_states = list(random_states)
-        return result
-
-    def __getnewargs__(self):
-        return (*self, self.proportions, self.random_states)
-
-    @property
-    def train_scores(self) -> np.ndarray:
-        return self[0]
-
-    @property
-    def test_scores(self) -> np.ndarray:
-        return self[1]
-
-    def folded(self) -> tuple[np.ndarray, np.ndarray]:
-        """Train and test scores of shape ``(n_proportions, n_seeds *
-        n_splits)``, seed-major (the splits of seed 0, then of seed 1, ...),
-        as :func:`~sklearn.model_selection.validation_curve` returns them."""
-        return tuple(
-            scores.reshape(scores.shape[0], -1) for scores in (self[0], self[1])
-        )
 
 
 def proportion_curve(
@@ -88,7 +36,7 @@ def proportion_curve(
     random_states: Sequence[int] = (0,),
     strategy: str = "auto",
     verbose: int = 0,
-) -> ProportionCurveResult:
+) -> Bunch:
     """Train and test scores against the trainable proportion, over seeds.
 
     :func:`sklearn.model_selection.validation_curve` repeated for each
@@ -142,13 +90,17 @@ def proportion_curve(
 
     Returns
     -------
-    result : ProportionCurveResult
-        The pair ``(train_scores, test_scores)``, each of shape
+    result : :class:`~sklearn.utils.Bunch`
+        ``train_scores`` and ``test_scores``, each of shape
         ``(n_proportions, n_seeds, n_splits)`` (scores: higher is better, as
-        everywhere in scikit-learn), which unpacks as a tuple. Code written
-        for :func:`~sklearn.model_selection.validation_curve`'s
-        ``(n_params, n_splits)`` arrays takes ``result.folded()``: the seeds
-        folded into the splits, ``(n_proportions, n_seeds * n_splits)``.
+        everywhere in scikit-learn), ``proportions`` (ndarray of shape
+        (n_proportions,), the values of ``param_name``) and
+        ``random_states`` (the list of seeds, ``[None]`` for the estimator's
+        own). Code written for
+        :func:`~sklearn.model_selection.validation_curve`'s
+        ``(n_params, n_splits)`` arrays takes
+        ``scores.reshape(len(scores), -1)``: the seeds folded into the
+        splits, seed-major (the splits of seed 0, then of seed 1, ...).
 
     Notes
     -----
@@ -186,14 +138,12 @@ def proportion_curve(
     >>> from sklearn_pt.neural_network import PartiallyTrainableRegressor
     >>> X, y = make_regression(n_samples=60, n_features=3, random_state=0)
     >>> reg = PartiallyTrainableRegressor(hidden_layer_sizes=(8,), max_iter=2)
-    >>> train, test = proportion_curve(reg, X, y / y.std(), proportions=[0, 1],
-    ...                                cv=2, random_states=[0, 1])
-    >>> train.shape
-    (2, 2, 2)
-    >>> [scores.shape for scores in proportion_curve(
-    ...     reg, X, y / y.std(), proportions=[0, 1], cv=2, random_states=[0, 1]
-    ... ).folded()]
-    [(2, 4), (2, 4)]
+    >>> result = proportion_curve(reg, X, y / y.std(), proportions=[0, 1],
+    ...                           cv=2, random_states=[0, 1])
+    >>> result.train_scores.shape, result.proportions
+    ((2, 2, 2), array([0, 1]))
+    >>> result.test_scores.reshape(2, -1).shape  # validation_curve's layout
+    (2, 4)
     """
     if strategy not in STRATEGIES:
         raise ValueError(
@@ -235,7 +185,12 @@ def proportion_curve(
             n_jobs,
             verbose,
         )
-    return ProportionCurveResult(train, test, list(proportions), seeds)
+    return Bunch(
+        train_scores=train,
+        test_scores=test,
+        proportions=np.asarray(proportions),
+        random_states=seeds,
+    )
 
 
 def _sequential_curves(

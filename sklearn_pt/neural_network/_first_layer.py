@@ -37,10 +37,10 @@ from .._training import (
     warn_if_collapsed,
 )
 from ..decomposition import SpectralEstimator
+from ..feature_extraction._two_step_plan import check_width
 from ..metrics import neuron_overlap
 from ..nn import ACTIVATIONS, FirstLayerNetwork, StackedFirstLayerNetwork
 from ..spectral import HessianMonitor
-from ._two_step_plan import check_width
 
 __all__ = ["ACTIVATIONS", "FirstLayerGDRegressor"]
 

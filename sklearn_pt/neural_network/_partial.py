@@ -26,7 +26,6 @@ from .._torch_bridge import (
 )
 from .._training import (
     FIRST_ORDER_SOLVERS,
-    SOLVERS,
     FitPlan,
     StackedFit,
     TrainingResult,
@@ -319,16 +318,15 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         data, after a :class:`~sklearn.preprocessing.StandardScaler`, keeps
         the signal its norms carry (see :ref:`defaults_partial`). Set it to
         True for the paper's design.
-    solver : {"adam", "sgd", "gd", "lbfgs", "ridge"}, default="adam"
-        ``"adam"`` and ``"sgd"`` (Nesterov momentum 0.9) use mini-batches,
-        ``"gd"`` is plain full-batch gradient descent and ``"lbfgs"`` full-batch
-        L-BFGS. ``"ridge"`` (only with ``trainable_proportion=0``) solves the
-        readout of the random-features model exactly, as
-        :class:`~sklearn.linear_model.Ridge` with the same ``alpha``; it is the
-        same fit as ``readout="ridge"`` at ``trainable_proportion=0``. The
+    solver : {"adam", "sgd", "gd", "lbfgs"}, default="adam"
+        How the network is trained by gradient. ``"adam"`` and ``"sgd"``
+        (Nesterov momentum 0.9) use mini-batches, ``"gd"`` is plain
+        full-batch gradient descent and ``"lbfgs"`` full-batch L-BFGS. The
         default suits most uses; the full-batch ``"gd"`` and ``"lbfgs"``
         take one step per iteration on the whole data set (small data sets,
-        or the papers' plain gradient descent).
+        or the papers' plain gradient descent). The closed-form fit of the
+        random-features model is ``readout="ridge"`` with
+        ``trainable_proportion=0``.
     readout : {"gradient", "ridge"}, default="gradient"
         How the output layer is fitted. ``"gradient"``: trained by ``solver``
         together with the hidden neurons. ``"ridge"``: after the hidden
@@ -352,7 +350,11 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         targets, as the papers' experiments do (their targets are of order
         one).
     alpha : float, default=7.0
-        L2 penalty ``alpha / (2 n) * ||W||^2`` on the weight matrices. The
+        L2 penalty ``alpha / (2 n) * ||W||^2`` on the weight matrices, beside
+        the half mean squared error: :class:`~sklearn.linear_model.Ridge`'s
+        and :class:`~sklearn.neural_network.MLPRegressor`'s ``alpha`` (the
+        same minimiser as the sum of squared residuals plus
+        ``alpha * ||W||^2``), and the penalty of ``readout="ridge"``. The
         default lets the loss criterion stop training on general data
         before it overfits (see :ref:`defaults_partial` for how it was
         chosen). Raise it when the model overfits; the papers'
@@ -494,7 +496,6 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         "project_to_sphere": ["boolean"],
         "normalize_y": ["boolean"],
         **TRAINING_PARAMETER_CONSTRAINTS,
-        "solver": [StrOptions({*SOLVERS, "ridge"})],
         "readout": [StrOptions({"gradient", "ridge"})],
     }
 
@@ -619,14 +620,7 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         check_parameters(self)
         X, y, target_map = self._validate_training_data(X, y)
         sizes = _check_hidden_layer_sizes(self.hidden_layer_sizes)
-        proportions = _check_trainable_proportion(self.trainable_proportion, len(sizes))
-        if self.solver == "ridge" and proportions.any():
-            raise ValueError(
-                "solver='ridge' fits the readout of a random-features model in "
-                "closed form and needs trainable_proportion=0; got "
-                f"trainable_proportion={self.trainable_proportion!r}. Use "
-                "solver='adam' (or 'sgd', 'gd', 'lbfgs') to train hidden neurons."
-            )
+        _check_trainable_proportion(self.trainable_proportion, len(sizes))
         device, dtype, generator = self._torch_context()
         y_2d = y.reshape(len(y), -1)
         # Training sees the projected inputs once (the module projects only
@@ -703,11 +697,9 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         return f"Lower {alpha}, or use more hidden units or another random_state."
 
     def _readout_in_closed_form_only(self, module) -> bool:
-        """Whether the fit is the closed-form readout alone: ``solver="ridge"``,
-        or ``readout="ridge"`` with no trainable hidden neuron in ``module``."""
-        return self.solver == "ridge" or (
-            self.readout == "ridge" and not _has_trainable_hidden(module)
-        )
+        """Whether the fit is the closed-form readout alone: ``readout="ridge"``
+        with no trainable hidden neuron in ``module``."""
+        return self.readout == "ridge" and not _has_trainable_hidden(module)
 
     def _finish_readout(self, module, X_t, y_t, result) -> TrainingResult:
         """After gradient training: with ``readout="ridge"``, re-solve the

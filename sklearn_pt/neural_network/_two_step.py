@@ -25,13 +25,12 @@ from .._compat import (
 )
 from .._torch_bridge import predict_numpy
 from .._training import FitPlan, warn_if_collapsed
-from ._two_step_plan import (
-    _TWO_STEP_CONSTRAINTS,
+from ..feature_extraction._two_step import TwoStepFeatures
+from ..feature_extraction._two_step_plan import (
     RIDGE_ALPHAS,
     _check_step_params,
     check_features_finite,
     collapse_fix,
-    plan_two_steps,
 )
 
 __all__ = ["TwoStepFeatureLearner"]
@@ -44,90 +43,55 @@ class TwoStepFeatureLearner(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
     from ``N(0, I_d / d)`` and a fixed second layer ``a ~ N(0, I_N)``. The
     first layer takes ``n_steps`` full-batch gradient steps
     ``W_{i} = W_{i-1} - eta_i grad L(W_{i-1})`` with
-    ``eta_i = c_i * N ** alpha_i``; a ridge regression is then fitted on the
-    learned features ``sigma(W x)`` of a held-out split of the data (as in
+    ``eta_i = c_i * N ** alpha_i``
+    (:class:`~sklearn_pt.feature_extraction.TwoStepFeatures`, fitted on one
+    split of the data, is ``features_``); a ridge regression is then fitted
+    on the learned features ``sigma(W x)`` of the held-out split (as in
     Ba et al., 2022). The spectrum of the final ``W`` is a bulk plus
     outliers whose number depends on ``(alpha1, alpha2)``
     (:func:`sklearn_pt.theory.spike_count`).
 
     Parameters
     ----------
-    hidden_layer_sizes : int or tuple of one int, default=(512,)
-        The width ``N``, the number of learned features. The theory takes
-        ``N``, ``n`` and ``d`` proportional; larger ``N`` separates the
-        outliers from the bulk more clearly and costs more per step.
-    activation : {"gelu", "relu", "tanh", "softplus", "hermite2", "hermite3", \
-"sincos"} or callable, default="gelu"
-        ``sigma`` (:data:`sklearn_pt.nn.ACTIVATIONS`); a callable maps a tensor
-        to a tensor elementwise (checked on a small tensor in ``fit``) and
-        must be picklable (a module-level function) for the estimator to be.
-        Which orders of the second step exist depends on ``sigma``'s Hermite
-        coefficients (:func:`~sklearn_pt.theory.hermite_coefficients`):
-        ``"gelu"``, ``"relu"`` and ``"softplus"`` have no ``c_3, c_5, ...``,
-        ``"tanh"`` no ``c_2, c_4, ...``, and ``"sincos"``
-        (``sin z + cos z``) has them all. ``"hermite2"`` is
-        ``He_1 + He_2 / 2`` and ``"hermite3"``
-        ``He_1 + He_2 / 2 + He_3 / 6``, polynomials of degree ``L = 2, 3``
-        (the ``degree`` of :func:`~sklearn_pt.theory.spike_count`); the others
-        have infinite Hermite expansions (``degree=None``). The polynomial
-        ones have heavy-tailed derivatives: at moderate sizes they broaden
-        the bulk much more than ``"gelu"``.
-    n_steps : {0, 1, 2}, default=2
-        Number of gradient steps; 0 is a random-features model and 1 the
-        one-step model of Ba et al. (2022), the baselines of the paper.
-    step_size_exponents : tuple of two floats, default=(0.25, 0.375)
-        ``(alpha1, alpha2)``, each in ``[0, 1/2)``, the range the theory
-        covers (others raise ``InvalidParameterError``). The default is a
-        point where the second step is predicted to add one outlier
-        (``spike_count(0.25, 0.375) == 1``); change it to move across the
-        phase diagram.
-    step_size_constants : tuple of two positive floats, default=(1.0, 1.0)
-        ``(c1, c2)``. Larger constants give larger spikes at a finite ``N``;
-        a :class:`~sklearn_pt.exceptions.DivergenceError` names them when the
-        steps overflow.
-    batch : {"reuse", "fresh"}, default="reuse"
-        ``"reuse"``: both steps use the same samples (the setting in which
-        the learned directions can align with a target of information
-        exponent above 1); ``"fresh"``: the step samples are split into two
-        disjoint halves, one per step.
-    loss : {"correlation", "squared"}, default="correlation"
-        ``"correlation"``: ``L(W) = -(1/n) sum_i y_i f(x_i)``, the paper's
-        loss, whose gradient does not depend on ``f``; ``"squared"``:
-        ``L(W) = (1/2n) sum_i (f(x_i) - y_i)^2``.
-    ridge_alpha : float or "auto", default="auto"
-        Regularisation of the ridge readout. ``"auto"``: chosen by efficient
+    hidden_layer_sizes, activation, n_steps, step_size_exponents, \
+step_size_constants, step_batches, loss, random_state, verbose, device, dtype
+        The gradient steps' parameters: those of
+        :class:`~sklearn_pt.feature_extraction.TwoStepFeatures`, with its
+        meanings and defaults (documented there once; the table of
+        :ref:`vocabulary` lists them all). ``fit`` builds ``features_`` from
+        them. ``random_state`` also draws the readout split.
+    alpha : float or "auto", default="auto"
+        Regularisation strength of the ridge readout, as
+        :class:`~sklearn.linear_model.Ridge`'s ``alpha`` (the penalty
+        ``alpha * ||coef||^2`` beside the sum of squared residuals; not the
+        step-size exponents ``alpha_i``). ``"auto"``: chosen by efficient
         leave-one-out cross-validation on the readout split
         (:class:`~sklearn.linear_model.RidgeCV` over 15 penalties from
         ``1e-2`` to ``1e5``), so that the default scores on real data (see
         :ref:`defaults_two_step`); a float: a
         :class:`~sklearn.linear_model.Ridge` with that penalty, for a fixed
         readout across fits. With ``N`` features of order one and a readout
-        split of comparable size, small values interpolate.
+        split of comparable size, small values interpolate. ``alpha_`` holds
+        the penalty used.
     readout_fraction : float, default=0.5
         Fraction of the samples held out from the gradient steps and used to
         fit the readout. Lower it to give the steps more samples, raise it
         for a better-determined readout.
-    random_state : int, RandomState instance or None, default=None
-        Controls ``W_0``, ``a`` and the splits through a local
-        ``torch.Generator``; no global random state is used.
-    verbose : int, default=0
-        Print the loss at the start of each gradient step when positive
-        (``"Iteration 1, loss = ..."``).
-    device : {"cpu", "auto", "cuda"} or "cuda:N", default="cpu"
-        Where the gradient steps run.
-    dtype : {"float32", "float64"}, default="float32"
-        Precision of the network.
 
     Attributes
     ----------
+    features_ : TwoStepFeatures
+        The learned features: the transformer built from the step
+        parameters and fitted on the step split (``~readout_mask_``).
     first_layer_weights_ : list of ndarray of shape (N, n_features_in_)
-        ``[W_0, W_1, ..., W_{n_steps}]``, on the CPU.
+        ``[W_0, W_1, ..., W_{n_steps}]``, on the CPU (those of
+        ``features_``).
     second_layer_weights_ : ndarray of shape (N,)
         The fixed ``a``.
     readout_ : Ridge or RidgeCV
         The readout, fitted on the held-out split's features ``sigma(W x)``.
-    ridge_alpha_ : float
-        The readout's penalty (the one chosen with ``ridge_alpha="auto"``).
+    alpha_ : float
+        The readout's penalty (the one chosen with ``alpha="auto"``).
     coefs_ : list of two ndarray
         The predictive map as :class:`~sklearn.neural_network.MLPRegressor`'s
         lists: ``[W_n.T, readout_.coef_[:, None]]`` of shapes
@@ -248,8 +212,8 @@ class TwoStepFeatureLearner(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
     """Why :func:`~sklearn_pt.spectral.hessian_spectrum` refuses it."""
 
     _parameter_constraints: ClassVar[dict] = {
-        **_TWO_STEP_CONSTRAINTS,
-        "ridge_alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
+        **TwoStepFeatures._parameter_constraints,
+        "alpha": [Interval(Real, 0, None, closed="left"), StrOptions({"auto"})],
         "readout_fraction": [Interval(Real, 0, 1, closed="neither")],
     }
 
@@ -261,9 +225,9 @@ class TwoStepFeatureLearner(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         n_steps=2,
         step_size_exponents=(0.25, 0.375),
         step_size_constants=(1.0, 1.0),
-        batch="reuse",
+        step_batches="reuse",
         loss="correlation",
-        ridge_alpha="auto",
+        alpha="auto",
         readout_fraction=0.5,
         random_state=None,
         verbose=0,
@@ -275,18 +239,16 @@ class TwoStepFeatureLearner(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
         self.n_steps = n_steps
         self.step_size_exponents = step_size_exponents
         self.step_size_constants = step_size_constants
-        self.batch = batch
+        self.step_batches = step_batches
         self.loss = loss
-        self.ridge_alpha = ridge_alpha
+        self.alpha = alpha
         self.readout_fraction = readout_fraction
         self.random_state = random_state
         self.verbose = verbose
         self.device = device
         self.dtype = dtype
 
-    _stacked_parameters: ClassVar[frozenset] = frozenset(
-        {"step_size_exponents", "step_size_constants", "random_state"}
-    )
+    _stacked_parameters: ClassVar[frozenset] = TwoStepFeatures._stacked_parameters
     """The parameters in which fits stacked by
     :func:`~sklearn_pt.model_selection.fit_stacked` may differ."""
 
@@ -329,46 +291,60 @@ class TwoStepFeatureLearner(TorchEstimatorMixin, RegressorMixin, BaseEstimator):
             attributes and fits the ridge readout on the held-out split.
         """
         check_parameters(self)
+        given = X, y  # features_ validates them too (and keeps feature names)
         X, y = validate_input(
             validate_data, self, X, y, y_numeric=True, dtype=[np.float64, np.float32]
         )
-        _, step_sizes = _check_step_params(self)
+        features = self._features()
+        _, step_sizes = _check_step_params(features)
         n_samples = X.shape[0]
-        min_step_rows = 2 if self.batch == "fresh" else 1
+        min_step_rows = 2 if self.step_batches == "fresh" else 1
         if n_samples < min_step_rows + 1:
             raise ValueError(
                 f"{type(self).__name__} needs at least {min_step_rows + 1} samples "
                 f"(gradient steps plus a held-out readout split) with "
-                f"batch={self.batch!r}; got n_samples={n_samples}."
+                f"step_batches={self.step_batches!r}; got n_samples={n_samples}."
             )
         n_readout = round(self.readout_fraction * n_samples)
         n_readout = min(max(n_readout, 1), n_samples - min_step_rows)
 
         def fit_readout(network, readout_mask, steps):
             steps.set_on(self)
-            features = predict_numpy(network.feature_map, X[readout_mask])
-            features = features.astype(X.dtype, copy=False)
+            features_X = predict_numpy(network.feature_map, X[readout_mask])
+            features_X = features_X.astype(X.dtype, copy=False)
             check_features_finite(
-                features, where="The readout split", step_sizes=step_sizes
+                features_X, where="The readout split", step_sizes=step_sizes
             )
-            if self.ridge_alpha == "auto":
-                readout = RidgeCV(alphas=RIDGE_ALPHAS).fit(features, y[readout_mask])
-                self.ridge_alpha_ = float(readout.alpha_)
+            y_readout = y[readout_mask]
+            if self.alpha == "auto":
+                readout = RidgeCV(alphas=RIDGE_ALPHAS).fit(features_X, y_readout)
+                self.alpha_ = float(readout.alpha_)
             else:
-                readout = Ridge(alpha=self.ridge_alpha).fit(features, y[readout_mask])
-                self.ridge_alpha_ = float(self.ridge_alpha)
+                readout = Ridge(alpha=self.alpha).fit(features_X, y_readout)
+                self.alpha_ = float(self.alpha)
             warn_if_collapsed(
-                readout.predict(features),
-                y[readout_mask],
+                readout.predict(features_X),
+                y_readout,
                 fix=collapse_fix(self),
                 data="readout split",
             )
+            self.features_ = features
             self.module_ = network
             self.readout_ = readout
             self.readout_mask_ = readout_mask
             return self
 
-        return plan_two_steps(self, X, y, n_readout=n_readout, then=fit_readout)
+        return features._plan_fit(*given, n_readout=n_readout, then=fit_readout)
+
+    def _features(self) -> TwoStepFeatures:
+        """The unfitted ``features_``: a
+        :class:`~sklearn_pt.feature_extraction.TwoStepFeatures` with this
+        learner's step parameters (its ``random_state`` object itself, so
+        that the steps and the readout split draw from one generator)."""
+        params = self.get_params(deep=False)
+        return TwoStepFeatures(
+            **{name: params[name] for name in TwoStepFeatures._get_param_names()}
+        )
 
     @property
     def coefs_(self) -> list[np.ndarray]:

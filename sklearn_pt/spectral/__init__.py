@@ -16,7 +16,6 @@
 
 from ._hessian import HessianMonitor, hessian_spectrum
 from ._weights import (
-    SoftEdge,
     WeightSpectrum,
     fitted_bulk_edge,
     null_weights,
@@ -26,7 +25,6 @@ from ._weights import (
 
 __all__ = [
     "HessianMonitor",
-    "SoftEdge",
     "WeightSpectrum",
     "fitted_bulk_edge",
     "hessian_spectrum",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import math
 from numbers import Integral, Real
-from typing import ClassVar, NamedTuple
+from typing import ClassVar
 
 import numpy as np
 import torch
@@ -21,7 +21,7 @@ from scipy.linalg import eigh
 from scipy.optimize import brentq
 from scipy.special import airy
 from sklearn.base import BaseEstimator, clone
-from sklearn.utils import check_array, check_random_state
+from sklearn.utils import Bunch, check_array, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._base import keep_state_on_error, validate_input
@@ -30,7 +30,6 @@ from .._plotting import import_matplotlib
 from .._torch_bridge import TORCH_PARAMETER_CONSTRAINTS, as_tensor, resolve_device
 
 __all__ = [
-    "SoftEdge",
     "WeightSpectrum",
     "fitted_bulk_edge",
     "null_weights",
@@ -295,19 +294,9 @@ def tracy_widom_quantile(probability) -> float:
     return float(brentq(lambda s: np.interp(s, grid, cdf) - p, grid[0], grid[-1]))
 
 
-class SoftEdge(NamedTuple):
-    """Result of :func:`soft_edge_test`, in singular-value units."""
-
-    edge: float
-    """The fitted soft edge ``sqrt(mu)`` of the bulk."""
-    threshold: float
-    """``sqrt(mu + sigma * q)``: values above it are outliers."""
-    tw_scale: float
-    """``sigma``, the Tracy--Widom scale of the squared singular values."""
-    n_outliers: int
-
-
-def soft_edge_test(singular_values, *, level: float = 0.05, max_outliers: int = 20):
+def soft_edge_test(
+    singular_values, *, level: float = 0.05, max_outliers: int = 20
+) -> Bunch:
     """Count the outliers above a fitted bulk edge, at a known error rate.
 
     A sequential test on the eigenvalues ``lam_1 >= lam_2 >= ...`` (the
@@ -335,10 +324,14 @@ def soft_edge_test(singular_values, *, level: float = 0.05, max_outliers: int = 
 
     Returns
     -------
-    SoftEdge
-        ``(edge, threshold, tw_scale, n_outliers)``. Spectra of fewer than
-        12 values cannot be fitted: their edge and threshold are the largest
-        value, with no outlier.
+    result : :class:`~sklearn.utils.Bunch`
+        In singular-value units: ``edge`` (float, the fitted soft edge
+        ``sqrt(mu)`` of the bulk), ``threshold`` (float,
+        ``sqrt(mu + sigma * q)``: values above it are outliers), ``tw_scale``
+        (float, ``sigma``, the Tracy--Widom scale of the squared singular
+        values) and ``n_outliers`` (int). Spectra of fewer than 12 values
+        cannot be fitted: their edge and threshold are the largest value,
+        with no outlier.
 
     Notes
     -----
@@ -371,7 +364,7 @@ def soft_edge_test(singular_values, *, level: float = 0.05, max_outliers: int = 
     s = np.sort(np.asarray(singular_values, dtype=float).ravel())[::-1]
     lam = s**2
     if lam.size < _TW_WINDOW + 2:
-        return SoftEdge(float(s[0]), float(s[0]), 0.0, 0)
+        return _soft_edge(float(s[0]), float(s[0]), 0.0, 0)
     q = tracy_widom_quantile(1 - level)
     index = np.arange(2, _TW_WINDOW + 2)
     design = np.c_[
@@ -387,8 +380,15 @@ def soft_edge_test(singular_values, *, level: float = 0.05, max_outliers: int = 
         if k >= k_max or not lam[k] > cut:
             break
         k += 1
-    return SoftEdge(
+    return _soft_edge(
         float(math.sqrt(max(mu, 0.0))), float(math.sqrt(max(cut, 0.0))), sigma, k
+    )
+
+
+def _soft_edge(edge, threshold, tw_scale, n_outliers) -> Bunch:
+    """The result of :func:`soft_edge_test`."""
+    return Bunch(
+        edge=edge, threshold=threshold, tw_scale=tw_scale, n_outliers=n_outliers
     )
 
 

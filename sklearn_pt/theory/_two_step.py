@@ -10,14 +10,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from numbers import Integral
-from typing import NamedTuple
 
 import numpy as np
 from numpy.polynomial import hermite_e
 from numpy.typing import ArrayLike, NDArray
+from sklearn.utils import Bunch
 
 __all__ = [
-    "TwoStepSignal",
     "bbp_threshold",
     "count_signal_outliers",
     "cross_covariance_overlap",
@@ -175,8 +174,7 @@ def hermite_coefficients(
     --------
     >>> import numpy as np
     >>> from sklearn_pt.theory import hermite_coefficients
-    >>> c = hermite_coefficients("hermite3", 4).round(12) + 0.0  # no -0.0
-    >>> c.tolist()  # He_3's own
+    >>> (hermite_coefficients("hermite3", 4).round(12) + 0.0).tolist()  # He_3's own
     [0.0, 1.0, 0.5, 0.166666666667, 0.0]
     >>> c = hermite_coefficients("relu", 3)  # 1/sqrt(2 pi), 1/2, phi(0)/2, 0
     >>> bool(np.allclose(c, [0.398942, 0.5, 0.199471, 0.0], atol=1e-6))
@@ -354,7 +352,7 @@ def _count_present_orders(count: NDArray[np.int64], activation) -> NDArray[np.in
 
 
 def order_strength(
-    n_neurons: ArrayLike, alpha1: ArrayLike, alpha2: ArrayLike, order: ArrayLike
+    width: ArrayLike, alpha1: ArrayLike, alpha2: ArrayLike, order: ArrayLike
 ) -> float | NDArray[np.float64]:
     """Size of the order-``k`` term of the second step at width ``N``.
 
@@ -369,8 +367,9 @@ def order_strength(
 
     Parameters
     ----------
-    n_neurons : float or array-like
-        The width ``N`` (positive).
+    width : float or array-like
+        The width ``N`` (positive), as ``width`` of
+        :func:`~sklearn_pt.theory.approximation_bound`.
     alpha1, alpha2 : float or array-like
         Step-size exponents, in ``[0, 1/2)``.
     order : int or array-like
@@ -396,10 +395,10 @@ def order_strength(
     """
     a1 = _check_exponent(alpha1, "alpha1")
     a2 = _check_exponent(alpha2, "alpha2")
-    n = np.asarray(n_neurons, dtype=np.float64)
+    n = np.asarray(width, dtype=np.float64)
     k = np.asarray(order, dtype=np.float64)
     if np.any(~np.isfinite(n) | (n <= 0)):
-        raise ValueError(f"n_neurons must be positive; got {n_neurons!r}.")
+        raise ValueError(f"width must be positive; got {width!r}.")
     if np.any((k < 1) | (k != np.floor(k))):
         raise ValueError(f"order must be an integer >= 1; got {order!r}.")
     strength = n ** (a2 - k * (0.5 - a1))
@@ -532,17 +531,6 @@ def bbp_threshold(n_rows: int, n_cols: int, scale: float = 1.0) -> float:
     return float(scale * (n_rows / n_cols) ** 0.25)
 
 
-class TwoStepSignal(NamedTuple):
-    """The mean-field signal of two gradient steps (:func:`two_step_signal`)."""
-
-    first: NDArray[np.float64]
-    """``S_1``, shape ``(N, d)``: the mean term of step 1 (rank one)."""
-    second: NDArray[np.float64]
-    """``S_2 = S_1 + `` step 2's mean term, shape ``(N, d)``."""
-    orders: NDArray[np.float64]
-    """``||T_k||`` of the expansion's order ``k = 0 .. max_order``."""
-
-
 def smoothed_derivative(
     activation: str | Callable, shifts: ArrayLike, scales: ArrayLike = 1.0
 ) -> NDArray[np.float64]:
@@ -627,7 +615,7 @@ def two_step_signal(
     *,
     initial_weights: ArrayLike | None = None,
     max_order: int = 6,
-) -> TwoStepSignal:
+) -> Bunch:
     """The signal of two correlation-loss steps at a finite width: the mean
     terms of the steps, without and with the Hermite expansion.
 
@@ -680,9 +668,12 @@ def two_step_signal(
 
     Returns
     -------
-    TwoStepSignal
-        ``first`` (``S_1``), ``second`` (``S_2``) and ``orders``
-        (``||T_k||``, 0 where ``c_{k+1} = 0``).
+    result : :class:`~sklearn.utils.Bunch`
+        ``first`` (ndarray of shape (N, d), ``S_1``: the mean term of step 1,
+        rank one), ``second`` (ndarray of shape (N, d), ``S_2``: ``S_1``
+        plus step 2's mean term) and ``orders`` (ndarray of shape
+        (max_order + 1,), ``||T_k||`` of the expansion's order
+        ``k = 0 .. max_order``, 0 where ``c_{k+1} = 0``).
 
     References
     ----------
@@ -734,7 +725,7 @@ def two_step_signal(
         ]
     )
     orders[_zero_coefficients(activation, max_order + 1)[1:]] = 0.0
-    return TwoStepSignal(first, second, orders)
+    return Bunch(first=first, second=second, orders=orders)
 
 
 def count_signal_outliers(signal: ArrayLike, bulk_edge: float) -> int:

@@ -30,10 +30,10 @@ def test_pipeline_with_ridge_reproduces_the_learner(batch):
     X, y = make_single_index(300, 20, link="relu", random_state=0)
     X_test = make_single_index(50, 20, random_state=1)[0]
     learner = TwoStepFeatureLearner(
-        **STEP_PARAMS, batch=batch, ridge_alpha=0.5, readout_fraction=0.4
+        **STEP_PARAMS, step_batches=batch, alpha=0.5, readout_fraction=0.4
     ).fit(X, y)
     m = learner.readout_mask_
-    features = TwoStepFeatures(**STEP_PARAMS, batch=batch).fit(X[~m], y[~m])
+    features = TwoStepFeatures(**STEP_PARAMS, step_batches=batch).fit(X[~m], y[~m])
     pipe = Pipeline(
         [("features", FrozenEstimator(features)), ("ridge", Ridge(alpha=0.5))]
     ).fit(X[m], y[m])
@@ -70,8 +70,8 @@ def test_transform_is_the_activation_of_the_final_weights():
 def test_zero_steps_are_random_features_whatever_the_batch():
     X, y = make_single_index(100, 10, random_state=0)
     params = {**STEP_PARAMS, "n_steps": 0}
-    reuse = TwoStepFeatures(**params, batch="reuse").fit(X, y)
-    fresh = TwoStepFeatures(**params, batch="fresh").fit(X, y)
+    reuse = TwoStepFeatures(**params, step_batches="reuse").fit(X, y)
+    fresh = TwoStepFeatures(**params, step_batches="fresh").fit(X, y)
     assert len(reuse.first_layer_weights_) == 1
     np.testing.assert_array_equal(reuse.transform(X), fresh.transform(X))
 
@@ -86,4 +86,4 @@ def test_float32_by_default_and_float64_input_dtype_kept():
 
 def test_fresh_batch_needs_two_samples():
     with pytest.raises(ValueError, match="n_samples=1"):
-        TwoStepFeatures(batch="fresh").fit(np.ones((1, 3)), [1.0])
+        TwoStepFeatures(step_batches="fresh").fit(np.ones((1, 3)), [1.0])

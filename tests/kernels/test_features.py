@@ -58,7 +58,7 @@ def test_pipeline_equals_random_features_regressor(alpha):
         hidden_layer_sizes=(64,),
         trainable_proportion=0.0,
         init_scale=2.0,
-        solver="ridge",
+        readout="ridge",
         alpha=alpha,
         dtype="float64",
         random_state=3,
@@ -80,9 +80,3 @@ def test_pipeline_equals_random_features_regressor(alpha):
         warnings.simplefilter("ignore", ConvergenceWarning)
         adam.fit(X, y)
     assert reg.loss_curve_[0] <= adam.loss_curve_[-1] + 1e-12
-
-
-def test_ridge_solver_needs_p0():
-    X, y = make_sphere_regression(n_samples=50)
-    with pytest.raises(ValueError, match=r"solver='ridge'.*trainable_proportion=0"):
-        PartiallyTrainableRegressor(trainable_proportion=0.1, solver="ridge").fit(X, y)

@@ -18,7 +18,7 @@ def test_matches_validation_curve_per_seed():
     X, y = make_sphere_regression(n_samples=120)
     reg = PartiallyTrainableRegressor(**FAST)
     cv = KFold(3)
-    train, test = proportion_curve(
+    curve = proportion_curve(
         reg,
         X,
         y,
@@ -27,6 +27,7 @@ def test_matches_validation_curve_per_seed():
         random_states=[0, 7],
         strategy="sequential",
     )
+    train, test = curve.train_scores, curve.test_scores
     assert train.shape == test.shape == (3, 2, 3)
     for j, seed in enumerate([0, 7]):
         expected_train, expected_test = validation_curve(
@@ -53,8 +54,8 @@ def test_any_parameter_pipelines_and_parallel_jobs():
     )
     serial = proportion_curve(pipe, X, y, **kwargs)
     parallel = proportion_curve(pipe, X, y, n_jobs=2, **kwargs)
-    np.testing.assert_array_equal(serial[1], parallel[1])
-    assert serial[0].shape == (2, 1, 3)
+    np.testing.assert_array_equal(serial.test_scores, parallel.test_scores)
+    assert serial.train_scores.shape == (2, 1, 3)
 
 
 def test_bad_arguments():
@@ -94,26 +95,24 @@ def test_display_from_estimator_and_results():
         PhaseTransitionDisplay.from_estimator(reg, X, y, scoring="r2")
 
 
-def test_result_unpacks_folds_seeds_into_splits_and_pickles():
+def test_result_is_a_bunch_whose_seeds_fold_into_splits_and_pickles():
     # validation_curve's (n_params, n_splits) by folding the seeds into the
-    # splits, seed-major; the plain pair otherwise.
+    # splits, seed-major.
     import pickle
 
-    from sklearn_pt.model_selection import ProportionCurveResult
+    from sklearn.utils import Bunch
 
     X, y = make_sphere_regression(n_samples=90)
     reg = PartiallyTrainableRegressor(**FAST)
     result = proportion_curve(
         reg, X, y, proportions=[0.0, 1.0], cv=3, random_states=[0, 7]
     )
-    assert isinstance(result, ProportionCurveResult)
-    train, test = result
-    assert train is result.train_scores and test is result.test_scores
-    folded_train, folded_test = result.folded()
-    assert folded_test.shape == (2, 6)
-    np.testing.assert_array_equal(folded_test[:, 3:], test[:, 1])
+    assert isinstance(result, Bunch)
+    assert result.test_scores.shape == (2, 2, 3)
+    folded_test = result.test_scores.reshape(2, -1)
+    np.testing.assert_array_equal(folded_test[:, 3:], result.test_scores[:, 1])
     np.testing.assert_array_equal(result.proportions, [0.0, 1.0])
     assert result.random_states == [0, 7]
     copy = pickle.loads(pickle.dumps(result))
-    np.testing.assert_array_equal(copy.folded()[0], folded_train)
+    np.testing.assert_array_equal(copy.train_scores, result.train_scores)
     assert copy.random_states == [0, 7]

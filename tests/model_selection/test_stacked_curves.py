@@ -39,6 +39,11 @@ RTOL64 = 1e-10
 RTOL32 = 1e-5
 
 
+def scores(result):
+    """The train and test scores of a :func:`proportion_curve` result."""
+    return result.train_scores, result.test_scores
+
+
 def train_stacked(
     module, X, y, *, generators, max_iter, callbacks, learning_rate_init, **params
 ):
@@ -152,12 +157,12 @@ def test_ridge_readout_equals_sequential_fits_and_scores(selection):
     for seq, bat in zip(sequential, stacked, strict=True):
         assert_same_fit(seq, bat, X, RTOL64)
     assert [fit.n_iter_ for fit in sequential[:2]] == [1, 1]  # P = 0: closed form
-    train, _ = proportion_curve(
+    train = proportion_curve(
         base, X, y, proportions=PROPORTIONS, cv=KFold(2), strategy="stacked"
-    )
-    expected, _ = proportion_curve(
+    ).train_scores
+    expected = proportion_curve(
         base, X, y, proportions=PROPORTIONS, cv=KFold(2), strategy="sequential"
-    )
+    ).train_scores
     np.testing.assert_allclose(train, expected, rtol=RTOL64)
 
 
@@ -193,7 +198,7 @@ def test_networks_of_different_init_scales_and_selections_in_one_batch():
     kwargs = dict(param_name="init_scale", proportions=[1.0, 10.0], cv=KFold(2))
     bat = proportion_curve(base, X, y, strategy="stacked", **kwargs)
     seq = proportion_curve(base, X, y, strategy="sequential", **kwargs)
-    np.testing.assert_allclose(bat, seq, rtol=RTOL64)
+    np.testing.assert_allclose(scores(bat), scores(seq), rtol=RTOL64)
 
 
 def test_frozen_rows_stay_bitwise_fixed():
@@ -273,11 +278,13 @@ def test_proportion_curve_stacked_equals_sequential():
     sequential = proportion_curve(reg, X, y, strategy="sequential", **kwargs)
     stacked = proportion_curve(reg, X, y, strategy="stacked", **kwargs)
     automatic = proportion_curve(reg, X, y, **kwargs)
-    for seq, bat, auto in zip(sequential, stacked, automatic, strict=True):
+    for seq, bat, auto in zip(
+        scores(sequential), scores(stacked), scores(automatic), strict=True
+    ):
         assert bat.shape == (3, 2, 3)
         np.testing.assert_allclose(bat, seq, rtol=RTOL64)
         np.testing.assert_array_equal(auto, bat)
-    assert not np.allclose(stacked[1][:, 0], stacked[1][:, 1])
+    assert not np.allclose(stacked.test_scores[:, 0], stacked.test_scores[:, 1])
 
 
 @pytest.mark.parametrize("scoring", [None, "r2"])
@@ -295,7 +302,7 @@ def test_proportion_curve_r2_from_stacked_predictions(scoring, dtype, rtol):
     for target in (y, y[:, 0]):
         sequential = proportion_curve(reg, X, target, strategy="sequential", **kwargs)
         stacked = proportion_curve(reg, X, target, strategy="stacked", **kwargs)
-        for seq, bat in zip(sequential, stacked, strict=True):
+        for seq, bat in zip(scores(sequential), scores(stacked), strict=True):
             assert np.isfinite(bat).all()
             # R^2 = 1 - SSE/SST carries its rounding on SSE/SST: an R^2 near
             # 0 (P = 0 after 10 epochs: -4.9e-4) differs relatively by far
@@ -327,7 +334,7 @@ def test_proportion_curve_random_state_sweep_and_divergence():
     kwargs = dict(param_name="random_state", proportions=[0, 4], cv=2)
     seq = proportion_curve(reg, X, y, strategy="sequential", **kwargs)
     bat = proportion_curve(reg, X, y, strategy="stacked", **kwargs)
-    np.testing.assert_allclose(bat[1], seq[1], rtol=RTOL64)
+    np.testing.assert_allclose(bat.test_scores, seq.test_scores, rtol=RTOL64)
 
     diverging = clone(reg).set_params(
         hidden_layer_sizes=(32,),
@@ -344,9 +351,10 @@ def test_proportion_curve_random_state_sweep_and_divergence():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FitFailedWarning)
         seq = proportion_curve(diverging, X, y, strategy="sequential", **kwargs)
-    np.testing.assert_array_equal(np.isnan(bat[1]), np.isnan(seq[1]))
-    assert np.isnan(bat[1][0]).all() and not np.isnan(bat[1][1]).any()
-    np.testing.assert_allclose(bat[1], seq[1], rtol=RTOL64)
+    np.testing.assert_array_equal(np.isnan(bat.test_scores), np.isnan(seq.test_scores))
+    assert np.isnan(bat.test_scores[0]).all()
+    assert not np.isnan(bat.test_scores[1]).any()
+    np.testing.assert_allclose(bat.test_scores, seq.test_scores, rtol=RTOL64)
 
 
 @pytest.mark.parametrize(
@@ -386,7 +394,7 @@ def test_auto_falls_back_to_sequential():
     kwargs = dict(proportions=[0.0, 1.0], cv=2, random_states=[0])
     auto = proportion_curve(reg, X, y, **kwargs)
     sequential = proportion_curve(reg, X, y, strategy="sequential", **kwargs)
-    np.testing.assert_array_equal(auto[1], sequential[1])
+    np.testing.assert_array_equal(auto.test_scores, sequential.test_scores)
 
 
 def test_fit_stacked_rejects_mixed_parameters():
@@ -466,7 +474,7 @@ def test_stacked_sweep_on_gpu_equals_sequential():
     kwargs = dict(proportions=[0.0, 0.5, 1.0], cv=2, random_states=[0, 1])
     sequential = proportion_curve(reg, X, y, strategy="sequential", **kwargs)
     stacked = proportion_curve(reg, X, y, strategy="stacked", **kwargs)
-    for seq, bat in zip(sequential, stacked, strict=True):
+    for seq, bat in zip(scores(sequential), scores(stacked), strict=True):
         assert np.isfinite(bat).all()
         np.testing.assert_allclose(bat, seq, rtol=RTOL64)
     fitted = fit_stacked([clone(reg)], X, y)[0]
@@ -490,5 +498,6 @@ def test_a_stacked_sweep_of_another_stackable_estimator_scores_each_fit():
     kwargs = dict(param_name="random_state", proportions=[0, 1], cv=KFold(2))
     stacked = proportion_curve(reg, X, y, strategy="stacked", **kwargs)
     sequential = proportion_curve(reg, X, y, strategy="sequential", **kwargs)
-    np.testing.assert_allclose(stacked, sequential, rtol=RTOL64)
-    assert not np.allclose(stacked[1][0], stacked[1][1])  # the seeds differ
+    np.testing.assert_allclose(scores(stacked), scores(sequential), rtol=RTOL64)
+    # the seeds differ
+    assert not np.allclose(stacked.test_scores[0], stacked.test_scores[1])

@@ -37,7 +37,7 @@ def test_few_trainable_first_layer_neurons_beat_fixed_blocks(seed):
     fixed = PartiallyTrainableRegressor(
         (WIDTH, WIDTH),
         trainable_proportion=0.0,
-        solver="ridge",
+        readout="ridge",
         alpha=1e-4,
         random_state=seed,
     ).fit(X_train, y_train)

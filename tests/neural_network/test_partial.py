@@ -433,14 +433,14 @@ def test_leverage_selection_trains_and_predicts():
     assert reg.loss_curve_[-1] < reg.loss_curve_[0]
 
 
-@pytest.mark.parametrize("solver", ["adam", "ridge"])
-def test_leverage_selection_with_no_trainable_neuron_is_random_features(solver):
+@pytest.mark.parametrize("readout", ["gradient", "ridge"])
+def test_leverage_selection_with_no_trainable_neuron_is_random_features(readout):
     # P = 0 (or round(P * width) = 0) leaves nothing to select: a sweep over
     # P with trainable_selection="leverage" must include its P = 0 end.
     X, y = make_sphere_regression(n_samples=200)
     reg = PartiallyTrainableRegressor(
         **FAST,
-        solver=solver,
+        readout=readout,
         trainable_proportion=0.0,
         trainable_selection="leverage",
         random_state=0,
@@ -528,22 +528,23 @@ def test_ridge_readout_lowers_the_training_objective_of_the_same_features():
     assert _objective(ridge, X, y) < 0.9 * _objective(gradient, X, y)
 
 
-@pytest.mark.parametrize("selection", ["random", "leverage"])
-def test_ridge_readout_at_p0_is_the_random_features_ridge_solution(selection):
+def test_ridge_readout_at_p0_is_the_random_features_ridge_solution():
+    # Nothing to select at P = 0: both selections give the random-features
+    # network of the seed, and readout="ridge" its closed-form readout.
     X, y = make_sphere_regression(n_samples=200)
     params = dict(
         hidden_layer_sizes=(32,),
         trainable_proportion=0.0,
-        trainable_selection=selection,
+        readout="ridge",
         alpha=1e-3,
         random_state=0,
         dtype="float64",
     )
-    closed_form = PartiallyTrainableRegressor(solver="ridge", **params).fit(X, y)
-    reg = PartiallyTrainableRegressor(readout="ridge", **params).fit(X, y)
-    # Nothing trained by gradient: exactly the random-features ridge fit.
-    assert reg.n_iter_ == 1 and reg.loss_curve_ == closed_form.loss_curve_
-    np.testing.assert_array_equal(reg.predict(X), closed_form.predict(X))
+    random = PartiallyTrainableRegressor(trainable_selection="random", **params)
+    leverage = PartiallyTrainableRegressor(trainable_selection="leverage", **params)
+    random.fit(X, y), leverage.fit(X, y)
+    assert random.n_iter_ == 1 and leverage.loss_curve_ == random.loss_curve_
+    np.testing.assert_array_equal(leverage.predict(X), random.predict(X))
 
 
 def test_coefs_and_intercepts_are_shaped_as_mlp_regressor_and_predict():

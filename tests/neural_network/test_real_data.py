@@ -133,7 +133,7 @@ def test_two_step_learner_is_already_invariant_to_the_target_mean():
 
 def test_two_step_learner_chooses_its_ridge_penalty_on_real_data():
     # diabetes, 5-fold CV R^2 in a StandardScaler pipeline (measured: 0.482
-    # with ridge_alpha="auto", the default; 0.223 with the former default 1.0,
+    # with alpha="auto", the default; 0.223 with the former default 1.0,
     # whose 512 features nearly interpolate the 176-row readout split).
     X, y = load_diabetes(return_X_y=True)
     folds = KFold(5, shuffle=True, random_state=0)
@@ -144,8 +144,8 @@ def test_two_step_learner_chooses_its_ridge_penalty_on_real_data():
         )
         return cross_val_score(model, X, y, cv=folds).mean()
 
-    automatic, fixed = score(), score(ridge_alpha=1.0)
+    automatic, fixed = score(), score(alpha=1.0)
     assert automatic >= 0.45 and automatic > fixed + 0.1, (automatic, fixed)
     scaled = StandardScaler().fit_transform(X)
     fitted = TwoStepFeatureLearner(random_state=0).fit(scaled, y)
-    assert fitted.ridge_alpha_ == fitted.readout_.alpha_ > 1.0
+    assert fitted.alpha_ == fitted.readout_.alpha_ > 1.0

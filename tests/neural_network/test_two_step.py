@@ -84,7 +84,7 @@ def test_steps_match_an_independent_numpy_implementation(batch, loss):
         activation="tanh",
         step_size_exponents=(a1, a2),
         step_size_constants=(c1, c2),
-        batch=batch,
+        step_batches=batch,
         loss=loss,
         random_state=7,
         dtype="float64",
@@ -107,7 +107,7 @@ def test_initialisation_is_shared_across_batches_steps_and_losses():
     X, y = small_data()
     fits = [
         TwoStepFeatureLearner(
-            hidden_layer_sizes=30, n_steps=k, batch=b, loss=loss, random_state=0
+            hidden_layer_sizes=30, n_steps=k, step_batches=b, loss=loss, random_state=0
         ).fit(X, y)
         for k, b, loss in [(0, "reuse", "correlation"), (2, "fresh", "squared")]
     ]
@@ -137,7 +137,7 @@ def test_readout_is_ridge_on_the_held_out_split():
     X, y = small_data(n=201)
     est = TwoStepFeatureLearner(
         hidden_layer_sizes=25,
-        ridge_alpha=0.3,
+        alpha=0.3,
         readout_fraction=0.25,
         random_state=1,
         dtype="float64",
@@ -169,10 +169,10 @@ def test_grid_search_over_exponents_and_batch():
     X, y = make_single_index(600, 30, link="relu", random_state=0)
     grid = {
         "step_size_exponents": [(0.1, 0.05), (0.375, 0.45)],
-        "batch": ["reuse", "fresh"],
+        "step_batches": ["reuse", "fresh"],
     }
     search = GridSearchCV(
-        TwoStepFeatureLearner(hidden_layer_sizes=60, ridge_alpha=1.0, random_state=0),
+        TwoStepFeatureLearner(hidden_layer_sizes=60, alpha=1.0, random_state=0),
         grid,
         cv=3,
     ).fit(X, y)
@@ -214,14 +214,45 @@ def test_invalid_step_parameters(params, match):
         TwoStepFeatureLearner(**params).fit(X, y)
 
 
+def test_the_learner_holds_the_features_built_from_its_parameters():
+    # Composed, not re-declared: features_ is a TwoStepFeatures with the
+    # learner's step parameters, fitted on the step split, and the learner
+    # predicts with the readout on its features.
+    X, y = make_single_index(200, 10, link="relu", random_state=0)
+    learner = TwoStepFeatureLearner(
+        hidden_layer_sizes=16,
+        step_batches="fresh",
+        loss="squared",
+        alpha=0.5,
+        random_state=3,
+        dtype="float64",
+    )
+    learner.fit(X, y)
+    features = learner.features_
+    assert isinstance(features, TwoStepFeatures)
+    shared = features.get_params()
+    assert shared == {k: v for k, v in learner.get_params().items() if k in shared}
+    assert features.first_layer_weights_ is learner.first_layer_weights_
+    assert features.module_ is learner.module_.feature_map
+    np.testing.assert_array_equal(
+        learner.predict(X), learner.readout_.predict(features.transform(X))
+    )
+    # The same parameters set on the learner reach a refitted features_.
+    learner.set_params(hidden_layer_sizes=(12,)).fit(X, y)
+    assert learner.features_.hidden_layer_sizes == (12,)
+    assert learner.features_.transform(X).shape == (200, 12)
+    assert clone(learner).get_params() == learner.get_params()
+    assert not hasattr(clone(learner), "features_")
+
+
 def test_parameter_constraints_and_small_samples():
     X, y = small_data()
-    with pytest.raises(InvalidParameterError, match="'batch' parameter"):
-        TwoStepFeatureLearner(batch="stale").fit(X, y)
+    with pytest.raises(InvalidParameterError, match="'step_batches' parameter"):
+        TwoStepFeatureLearner(step_batches="stale").fit(X, y)
     with pytest.raises(InvalidParameterError, match="'n_steps' parameter"):
         TwoStepFeatureLearner(n_steps=3).fit(X, y)
     with pytest.raises(ValueError, match="n_samples=2"):
-        TwoStepFeatureLearner(batch="fresh").fit(X[:2], y[:2])
+        TwoStepFeatureLearner(step_batches="fresh").fit(X[:2], y[:2])
 
 
 def test_divergence_keeps_the_previous_state():
@@ -269,7 +300,7 @@ def steps(X, y, exponents, *, n_steps=2, batch="reuse", constants=C, seed=0):
         n_steps=n_steps,
         step_size_exponents=exponents,
         step_size_constants=constants,
-        batch=batch,
+        step_batches=batch,
         random_state=seed,
         dtype="float64",
     ).fit(X, y)
@@ -369,14 +400,14 @@ def test_gelu_adds_two_outliers_at_lambda_three():
 # paired seeds in tests/experiments/test_two_step.py.
 
 
-def relative_test_error(link, n_steps, seed, *, ridge_alpha=10.0):
+def relative_test_error(link, n_steps, seed, *, alpha=10.0):
     X, y = make_single_index(2800, 100, link=link, random_state=seed)
     est = TwoStepFeatureLearner(
         hidden_layer_sizes=200,
         n_steps=n_steps,
         step_size_exponents=(0.375, 0.45),
         step_size_constants=C,
-        ridge_alpha=ridge_alpha,
+        alpha=alpha,
         random_state=seed,
         dtype="float64",
     ).fit(X[:800], y[:800])
@@ -403,7 +434,7 @@ def test_two_steps_beat_random_features_on_a_target_with_a_linear_part():
     ),
 )
 def test_two_steps_beat_random_features_on_he3():
-    errors = [relative_test_error("he3", k, 0, ridge_alpha=300.0) for k in (0, 2)]
+    errors = [relative_test_error("he3", k, 0, alpha=300.0) for k in (0, 2)]
     assert errors[1] < errors[0] - 0.05
     assert errors[1] < 0.95
 

@@ -28,7 +28,11 @@ def grid(template, exponents=((0.0, 0.0), (0.3, 0.45)), seeds=(0, 1)):
 def test_stacked_grid_equals_the_fits(batch, loss, n_steps):
     X, y = make_single_index(240, 16, random_state=0)
     template = TwoStepFeatureLearner(
-        hidden_layer_sizes=24, batch=batch, loss=loss, n_steps=n_steps, dtype="float64"
+        hidden_layer_sizes=24,
+        step_batches=batch,
+        loss=loss,
+        n_steps=n_steps,
+        dtype="float64",
     )
     stacked = fit_stacked(grid(template), X, y)
     for fitted, alone in zip(stacked, grid(template), strict=True):
@@ -44,7 +48,7 @@ def test_stacked_grid_equals_the_fits(batch, loss, n_steps):
             alone.spectrum_.singular_values_,
             rtol=RTOL,
         )
-        assert fitted.ridge_alpha_ == alone.ridge_alpha_
+        assert fitted.alpha_ == alone.alpha_
         np.testing.assert_allclose(
             fitted.predict(X), alone.predict(X), rtol=1e-8, atol=1e-10
         )
@@ -105,7 +109,7 @@ def test_strategy_rule_stacks_small_fits_on_a_cpu_only():
     """The measured rule: on a CPU the steps are stacked up to N * d = 200 *
     200 first-layer weights, beyond that the cells fit one by one; on a GPU
     always stacked."""
-    from sklearn_pt.neural_network._two_step_plan import stacked_is_faster
+    from sklearn_pt.feature_extraction._two_step_plan import stacked_is_faster
 
     assert stacked_is_faster("cpu", 200, 200)
     assert not stacked_is_faster("cpu", 201, 200)
@@ -117,7 +121,7 @@ def test_large_grid_on_a_cpu_fits_cell_by_cell(monkeypatch):
     """Beyond the rule's size the cells are fitted one by one (the stacked
     module is never built), with the same outcomes as their own fits,
     a diverging cell included."""
-    from sklearn_pt.neural_network import _two_step_plan
+    from sklearn_pt.feature_extraction import _two_step_plan
 
     def no_stacking(*args, **kwargs):
         raise AssertionError("the stacked module was built")

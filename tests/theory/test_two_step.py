@@ -140,7 +140,7 @@ def test_order_strength_is_the_heuristic_and_agrees_with_spike_count():
     assert grid.shape == (2, 2) and grid[1, 0] > grid[0, 0] and grid[1, 1] < grid[0, 1]
     with pytest.raises(ValueError, match="order"):
         order_strength(500, 0.25, 0.2, 0)
-    with pytest.raises(ValueError, match="n_neurons"):
+    with pytest.raises(ValueError, match="width"):
         order_strength(-1, 0.25, 0.2, 1)
     with pytest.raises(ValueError, match="alpha1"):
         order_strength(500, 0.5, 0.2, 1)
@@ -317,7 +317,7 @@ def test_first_step_is_the_estimators_first_step():
     """The theory's step (correlation loss, a / sqrt(N), standardised y) is
     the library's convention: the same W_1 as TwoStepFeatures, to rounding."""
     from sklearn_pt.feature_extraction import TwoStepFeatures
-    from sklearn_pt.neural_network._two_step_plan import standardise_targets
+    from sklearn_pt.feature_extraction._two_step_plan import standardise_targets
 
     X, y = make_single_index(120, 30, link="he3", random_state=1)
     features = TwoStepFeatures(

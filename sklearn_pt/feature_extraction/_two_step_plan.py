@@ -1,7 +1,7 @@
-"""The two gradient steps shared by :class:`TwoStepFeatureLearner` and
-:class:`~sklearn_pt.feature_extraction.TwoStepFeatures`: the parameter checks,
-the initialisation, the step recorders, :func:`plan_two_steps` (the fit plan
-of both) and its stacking."""
+"""The gradient steps of :class:`~sklearn_pt.feature_extraction.TwoStepFeatures`
+(and so of :class:`~sklearn_pt.neural_network.TwoStepFeatureLearner`, which
+holds one as ``features_``): the parameter checks, the initialisation, the
+step recorders, :func:`plan_two_steps` (the fit plan) and its stacking."""
 
 from __future__ import annotations
 
@@ -279,7 +279,7 @@ def collapse_fix(estimator) -> str:
 
 
 RIDGE_ALPHAS = np.logspace(-2, 5, 15)
-"""The penalties ``ridge_alpha="auto"`` chooses from (leave-one-out)."""
+"""The penalties ``alpha="auto"`` chooses from (leave-one-out)."""
 
 _TWO_STEP_CONSTRAINTS: dict = {
     "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
@@ -290,31 +290,33 @@ _TWO_STEP_CONSTRAINTS: dict = {
     "n_steps": [Interval(Integral, 0, 2, closed="both")],
     "step_size_exponents": ["array-like"],
     "step_size_constants": ["array-like"],
-    "batch": [StrOptions({"reuse", "fresh"})],
+    "step_batches": [StrOptions({"reuse", "fresh"})],
     "loss": [StrOptions(set(LOSSES))],
     "random_state": TRAINING_PARAMETER_CONSTRAINTS["random_state"],
     "verbose": TRAINING_PARAMETER_CONSTRAINTS["verbose"],
     **TORCH_PARAMETER_CONSTRAINTS,
 }
-"""Parameters shared with :class:`~sklearn_pt.feature_extraction.TwoStepFeatures`."""
+"""The parameters of :class:`~sklearn_pt.feature_extraction.TwoStepFeatures`
+(the learner's are these and its readout's)."""
 
 
 def plan_two_steps(estimator, X, y, *, then, n_readout: int = 0) -> FitPlan:
-    """The fit plan shared by :class:`TwoStepFeatureLearner` and
-    :class:`~sklearn_pt.feature_extraction.TwoStepFeatures`.
+    """The fit plan of :class:`~sklearn_pt.feature_extraction.TwoStepFeatures`
+    (also the learner's, through its ``features_``).
 
     Draws the initialisation from the estimator's ``random_state``, then (when
-    ``n_readout > 0``) the ``n_readout`` held-out rows of the readout, and
+    ``n_readout > 0``, for the learner) the ``n_readout`` held-out rows of the
+    readout, and
     plans ``n_steps`` full-batch GD steps on ``W`` over the other rows, one
     :func:`~sklearn_pt._training.fit_loop` through a schedule of batches
-    (the same twice with ``batch="reuse"``, the two halves of a random order
-    with ``"fresh"``) and step sizes. With the same parameters both estimators
-    draw the same random numbers in the same order.
+    (the same twice with ``step_batches="reuse"``, the two halves of a random
+    order with ``"fresh"``) and step sizes. With the same parameters the
+    features and the learner draw the same random numbers in the same order.
 
     Completing the plan returns ``then(network, readout_mask, steps)``: the
     trained network, the held-out rows (all False when ``n_readout == 0``)
-    and the :class:`TwoSteps` (the fitted attributes the two estimators
-    share), from which the estimator sets its own attributes.
+    and the :class:`TwoSteps` (the fitted attributes of the steps), from
+    which the estimator sets its own attributes.
 
     With ``verbose``, the loop prints the loss at the start of each step
     (``"Iteration k, loss = ..."``). A step that gives weights,
@@ -337,7 +339,7 @@ def plan_two_steps(estimator, X, y, *, then, n_readout: int = 0) -> FitPlan:
     network = TwoLayerNetwork(weight.clone(), readout.clone(), activation).to(device)
     X_t = as_tensor(X, device=device, dtype=dtype)
     y_t = as_tensor(standardise_targets(y), device=device, dtype=dtype)
-    if estimator.batch == "reuse":
+    if estimator.step_batches == "reuse":
         batches = [(X_t, y_t), (X_t, y_t)]
     else:
         half = X_t.shape[0] // 2
@@ -413,7 +415,7 @@ def stacked_is_faster(device, width: int, n_features: int) -> bool:
 
     Examples
     --------
-    >>> from sklearn_pt.neural_network._two_step_plan import stacked_is_faster
+    >>> from sklearn_pt.feature_extraction._two_step_plan import stacked_is_faster
     >>> stacked_is_faster("cpu", 100, 100), stacked_is_faster("cpu", 400, 400)
     (True, False)
     >>> stacked_is_faster("cuda", 400, 400)
