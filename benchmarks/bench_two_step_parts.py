@@ -37,7 +37,7 @@ import torch
 from _timing import interleaved_medians, print_table
 from threadpoolctl import threadpool_limits
 
-from sklearn_pt.neural_network._two_step_plan import check_step
+from sklearn_pt.feature_extraction._two_step_plan import check_step
 from sklearn_pt.spectral import WeightSpectrum
 from sklearn_pt.spectral._weights import (
     gram_matrix,
