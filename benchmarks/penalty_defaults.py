@@ -158,7 +158,7 @@ def penalty_rule(rule: str):
     def batch_step(self, X, y):
         loss = self._gradients(X, y)
         for p, c, anchor, _ in self.penalty_terms:
-            if anchor is not None:
+            if anchor is not None and p.grad is not None:
                 p.grad.sub_(anchor, alpha=c)  # the optimiser adds c * p
         self.optimizer.step()
         with torch.no_grad():

@@ -37,7 +37,7 @@ from torch import nn
 from ._activations import activation_function
 from ._first_layer import FirstLayerNetwork
 from ._losses import half_squared_error
-from ._partial import PENALTY_SCALE_ROWS, PartiallyTrainableMLP
+from ._partial import PartiallyTrainableMLP
 
 __all__ = [
     "CACHE_BLOCK_BYTES",
@@ -429,7 +429,9 @@ class StackedPartiallyTrainableMLP(nn.Module):
                 grad.add_(weight, alpha=decay)
 
     @torch.no_grad()
-    def penalty_scales(self, x: torch.Tensor) -> list[torch.Tensor]:
+    def penalty_scales(
+        self, x: torch.Tensor, *, max_elements: int = 2**22
+    ) -> list[torch.Tensor]:
         """Per hidden layer and then the readout, each network's scale of
         that weight's L2 penalty, shape ``(K,)``: the mean square of the
         inputs it multiplies, on ``x`` at the current weights (what
@@ -440,6 +442,9 @@ class StackedPartiallyTrainableMLP(nn.Module):
         x : Tensor of shape (n, n_features + 1) or (K, n, n_features + 1)
             The training inputs followed by a column of ones (see
             :func:`append_ones`), shared or one set per network.
+        max_elements : int, default=2**22
+            Hidden activations held at once (per layer), in elements, as
+            :meth:`predict`.
 
         Returns
         -------
@@ -451,8 +456,9 @@ class StackedPartiallyTrainableMLP(nn.Module):
             for _ in range(len(self.layers) + 1)
         ]
         n_rows = x.shape[-2]
-        for start in range(0, n_rows, PENALTY_SCALE_ROWS):
-            rows = x[..., start : start + PENALTY_SCALE_ROWS, :]
+        chunk = self._chunk_rows(n_models, n_rows, max_elements)
+        for start in range(0, n_rows, chunk):
+            rows = x[..., start : start + chunk, :]
             if rows.ndim == 2:
                 rows = rows.expand(n_models, *rows.shape)
             inputs = rows[..., :-1]

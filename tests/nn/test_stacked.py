@@ -216,7 +216,7 @@ def test_penalty_scales_are_each_networks_and_weight_the_norms(monkeypatch):
     """The stacked penalty is each network's: the mean squares of every
     weight's inputs (shared or per-network inputs, in chunks of rows), and
     the scaled squared norms and their gradient."""
-    from sklearn_pt.nn import _partial, _stacked
+    from sklearn_pt.nn import _partial
 
     nets = networks()
     batch = StackedPartiallyTrainableMLP.from_modules(nets)
@@ -224,10 +224,11 @@ def test_penalty_scales_are_each_networks_and_weight_the_norms(monkeypatch):
     for shared in (False, True):
         inputs = x[0].expand(3, -1, -1) if shared else x
         given = append_ones(x[0] if shared else x)
-        for rows in (8_192, 4):  # one chunk, several (the last shorter)
+        # One chunk of rows, or several (the last shorter): 4 rows of the
+        # plain networks, 1 row of the widest layer for the stacked one.
+        for rows, elements in ((8_192, 2**22), (4, 36)):
             monkeypatch.setattr(_partial, "PENALTY_SCALE_ROWS", rows)
-            monkeypatch.setattr(_stacked, "PENALTY_SCALE_ROWS", rows)
-            scales = batch.penalty_scales(given)
+            scales = batch.penalty_scales(given, max_elements=elements)
             each = [net.penalty_scales(inputs[k]) for k, net in enumerate(nets)]
             for k, pairs in enumerate(each):
                 expected = torch.tensor([s for _, s in pairs], dtype=torch.float64)
