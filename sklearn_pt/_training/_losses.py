@@ -5,7 +5,8 @@
   with the squared error, and :func:`initial_loss`, the reference of the divergence
   checks;
 * :func:`penalty`, the L2 penalty ``weight_decay / 2 * ||W||^2`` the loss
-  curves include (the optimisers apply its gradient as weight decay).
+  curves include, each matrix's term optionally scaled (the optimisers
+  apply its gradient as weight decay).
 """
 
 from __future__ import annotations
@@ -35,9 +36,18 @@ def initial_loss(module, X, y, loss=None) -> float:
         return float((loss or half_squared_error)(module(X[rows]), y[rows]))
 
 
-def penalty(decayed: Sequence[torch.Tensor], weight_decay: float):
-    """The L2 penalty ``weight_decay / 2 * ||W||^2`` over the ``decayed``
-    tensors (0.0 when there is none)."""
+def penalty(decayed: Sequence[torch.Tensor], weight_decay: float, scales=None):
+    """The L2 penalty ``weight_decay / 2 * sum_W scale_W ||W||^2`` over the
+    ``decayed`` tensors (0.0 when there is none); ``scales`` holds one float
+    per tensor (None: all 1)."""
     if weight_decay == 0.0 or not decayed:
         return 0.0
-    return 0.5 * weight_decay * sum(p.square().sum() for p in decayed)
+    if scales is None:
+        scales = [1.0] * len(decayed)
+    return (
+        0.5
+        * weight_decay
+        * sum(
+            scale * p.square().sum() for p, scale in zip(decayed, scales, strict=True)
+        )
+    )

@@ -115,7 +115,9 @@ class StackedStepper(Stepper):
         One step size, or (``"gd"``) one per model.
     alpha, batch_size, shuffle
         As for :class:`FirstOrderStepper` (the penalty is ``alpha / (2 n)``
-        times ``squared_weight_norms()``).
+        times ``squared_weight_norms()``, or where the module has
+        ``penalty_scales`` times ``squared_weight_norms(scales)`` with the
+        scales at the initial weights).
     generators : sequence of K torch.Generator
         Model ``k``'s generator of its mini-batch orders.
     per_model_data : bool, default=False
@@ -166,6 +168,7 @@ class StackedStepper(Stepper):
         self.per_model_data = per_model_data
         n_samples = X.shape[1] if per_model_data else X.shape[0]
         self.weight_decay = alpha / n_samples
+        self._set_penalty_scales()
         self.manual = _hand_derived(module, gradients)
         # The hand-derived pass's reusable buffers, kept here (not in the
         # module) for the whole fit, when the module has any.
@@ -224,17 +227,36 @@ class StackedStepper(Stepper):
             *index.shape, *data.shape[1:]
         )
 
+    def _set_penalty_scales(self) -> None:
+        """Each model's scale of each weight's penalty, from the module's
+        ``penalty_scales`` (at the initial weights, on the training inputs)
+        where it has that method, as :class:`FirstOrderStepper` takes them:
+        ``self.decay`` is what the gradients get (``alpha / n``, or one
+        ``(K,)`` coefficient per weight)."""
+        self.penalty_scales, self.decay = None, self.weight_decay
+        scales = getattr(self.module, "penalty_scales", None)
+        if self.weight_decay == 0.0 or scales is None:
+            return
+        self.penalty_scales = scales(self.X)
+        self.decay = [
+            (self.weight_decay * scale).to(self.X.dtype)
+            for scale in self.penalty_scales
+        ]
+
     def _penalty(self):
         if self.weight_decay == 0.0:
             return 0.0
-        return 0.5 * self.weight_decay * self.module.squared_weight_norms()
+        if self.penalty_scales is None:
+            return 0.5 * self.weight_decay * self.module.squared_weight_norms()
+        norms = self.module.squared_weight_norms(self.penalty_scales)
+        return 0.5 * self.weight_decay * norms
 
     def _take_step(self, inputs, targets) -> torch.Tensor:
         if self.manual:
             losses = self.module.squared_error_gradients_(
                 inputs,
                 targets,
-                weight_decay=self.weight_decay,
+                weight_decay=self.decay,
                 **self._gradient_keywords,
             )
         else:
@@ -243,7 +265,7 @@ class StackedStepper(Stepper):
             losses.sum().backward()
             losses = losses.detach()
             if self.weight_decay:
-                self.module.add_weight_decay_(self.weight_decay)
+                self.module.add_weight_decay_(self.decay)
         if self._rates is not None:
             for param in self.fixed.parameters:
                 shape = (self.n_models,) + (1,) * (param.ndim - 1)

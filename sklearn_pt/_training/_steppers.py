@@ -129,13 +129,29 @@ class _ModuleStepper(Stepper):
         self.trainable = [p for p in module.parameters() if p.requires_grad]
         self.decayed = [p for p in self.trainable if p.ndim >= 2]
         self.weight_decay = 0.0
+        self.penalty_scales = [1.0] * len(self.decayed)
+
+    def _set_penalty(self, alpha: float) -> None:
+        """The penalty ``alpha / (2 n) * sum_W scale_W ||W||^2`` over the
+        decayed tensors (those of two or more dimensions): ``scale_W`` is
+        what the module's ``penalty_scales(X)`` gives ``W`` at the start of
+        training, where it has that method (1 otherwise)."""
+        self.weight_decay = alpha / self.X.shape[0]
+        scales = getattr(self.module, "penalty_scales", None)
+        if self.weight_decay == 0.0 or scales is None:
+            return
+        given = {id(p): float(scale) for p, scale in scales(self.X)}
+        self.penalty_scales = [given.get(id(p), 1.0) for p in self.decayed]
+
+    def _penalty(self):
+        return penalty(self.decayed, self.weight_decay, self.penalty_scales)
 
     def initial_losses(self) -> list[float]:
         # The objective the loss curve records: loss plus penalty, so that
         # the divergence checks compare like with like (with alpha=7 and one
         # sample the penalty alone can be 10x the initial squared error).
         with torch.no_grad():
-            start = penalty(self.decayed, self.weight_decay)
+            start = self._penalty()
         return [initial_loss(self.module, self.X, self.y, self.loss) + float(start)]
 
     def first_rows_and_outputs(self, k: int = 0):
@@ -153,7 +169,8 @@ class FirstOrderStepper(_ModuleStepper):
 
     The objective of an iteration is its batch losses plus the penalty at the
     end of the iteration (the optimiser applies the penalty's gradient as
-    weight decay ``alpha / n`` to parameters with two or more dimensions).
+    weight decay ``alpha / n`` to parameters with two or more dimensions,
+    each times its scale where the module has ``penalty_scales``).
 
     Parameters
     ----------
@@ -164,7 +181,8 @@ class FirstOrderStepper(_ModuleStepper):
     solver : {"adam", "sgd", "gd"}
     learning_rate : float
     alpha : float
-        L2 penalty (``alpha / (2 n) * ||W||^2``).
+        L2 penalty ``alpha / (2 n) * sum_W scale_W ||W||^2`` (``scale_W`` from
+        the module's ``penalty_scales(X)``, 1 without it).
     batch_size : int or "auto"
     shuffle : bool
     generator : torch.Generator or None
@@ -205,15 +223,18 @@ class FirstOrderStepper(_ModuleStepper):
         self.manual = _hand_derived(module, gradients, loss is half_squared_error)
         self.solver, self.learning_rate = solver, learning_rate
         self.schedule, self.iteration = schedule, 0
-        self.weight_decay = alpha / X.shape[0]
+        self._set_penalty(alpha)
         if self.weight_decay == 0.0:
             groups = [{"params": self.trainable}]  # one group: one fused update
         else:
+            decays: dict[float, list] = {}  # one group per scale
+            for p, scale in zip(self.decayed, self.penalty_scales, strict=True):
+                decays.setdefault(self.weight_decay * scale, []).append(p)
             decayed_ids = {id(p) for p in self.decayed}
-            groups = [
-                {"params": self.decayed, "weight_decay": self.weight_decay},
-                {"params": [p for p in self.trainable if id(p) not in decayed_ids]},
-            ]
+            groups = [{"params": ps, "weight_decay": wd} for wd, ps in decays.items()]
+            groups.append(
+                {"params": [p for p in self.trainable if id(p) not in decayed_ids]}
+            )
             groups = [g for g in groups if g["params"]]
         self.optimizer = make_optimizer(groups, solver, learning_rate)
         self.plan = EpochPlan(
@@ -251,7 +272,7 @@ class FirstOrderStepper(_ModuleStepper):
         if self.plan.full_batch:
             batch_loss = self._gradients(X, y)
             with torch.no_grad():
-                value = batch_loss + penalty(self.decayed, self.weight_decay)
+                value = batch_loss + self._penalty()
             self.optimizer.step()
             return [float(value)]
         (order,) = self.plan.orders(torch.ones(1, dtype=torch.bool))
@@ -260,9 +281,7 @@ class FirstOrderStepper(_ModuleStepper):
             for index in order.split(self.plan.batch_size)
         ]
         with torch.no_grad():
-            return [
-                float(self.plan.mean(losses) + penalty(self.decayed, self.weight_decay))
-            ]
+            return [float(self.plan.mean(losses) + self._penalty())]
 
 
 class LBFGSStepper(_ModuleStepper):
@@ -297,7 +316,8 @@ class LBFGSStepper(_ModuleStepper):
 
     def __init__(self, module, X, y, *, alpha=0.0, loss=half_squared_error, tol=0.0):
         super().__init__(module, X, y, loss)
-        self.weight_decay, self.tol = alpha / X.shape[0], tol
+        self._set_penalty(alpha)
+        self.tol = tol
         self.optimizer = torch.optim.LBFGS(
             self.trainable,
             lr=1.0,
@@ -321,7 +341,7 @@ class LBFGSStepper(_ModuleStepper):
         for p in self.trainable:
             p.grad = None  # fresh gradient tensors: the kept point's stay intact
         value = self.loss(self.module(self.X), self.y)
-        value = value + penalty(self.decayed, self.weight_decay)
+        value = value + self._penalty()
         value.backward()
         return value.detach()
 

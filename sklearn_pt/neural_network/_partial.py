@@ -350,15 +350,19 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
         targets, as the papers' experiments do (their targets are of order
         one).
     alpha : float, default=7.0
-        L2 penalty ``alpha / (2 n) * ||W||^2`` on the weight matrices, beside
-        the half mean squared error: :class:`~sklearn.linear_model.Ridge`'s
-        and :class:`~sklearn.neural_network.MLPRegressor`'s ``alpha`` (the
-        same minimiser as the sum of squared residuals plus
-        ``alpha * ||W||^2``), and the penalty of ``readout="ridge"``. The
-        default lets the loss criterion stop training on general data
-        before it overfits (see :ref:`defaults_partial` for how it was
-        chosen). Raise it when the model overfits; the papers'
-        reproductions, which study the training error, use ``1e-4``.
+        L2 penalty ``alpha / (2 n) * sum_W m_W ||W||^2`` on the weight
+        matrices (trainable rows; biases are not penalised) beside the half
+        mean squared error, each scaled by ``m_W``, the mean square of the
+        inputs it multiplies at initialisation: ridge in
+        :class:`~sklearn.linear_model.Ridge`'s units on inputs of unit mean
+        square, so that the penalty does not depend on the inputs' scale (on
+        the sphere it does not erase the trainable neurons,
+        :ref:`defaults_penalty`). The default lets the loss criterion stop
+        training on general data before it overfits (see
+        :ref:`defaults_partial`). Raise it when the model overfits; the
+        papers' reproductions, which study the training error, use
+        ``1e-4``. The closed-form readout (``readout="ridge"``) is
+        :class:`~sklearn.linear_model.Ridge` with ``alpha`` itself.
     batch_size : int or "auto", default="auto"
         Mini-batch size of ``"adam"`` and ``"sgd"`` (the full-batch ``"gd"``
         and ``"lbfgs"`` ignore it); ``"auto"`` is ``min(200, n_samples)``.
@@ -443,8 +447,10 @@ class PartiallyTrainableRegressor(TorchEstimatorMixin, RegressorMixin, BaseEstim
 
     Notes
     -----
-    Training minimises ``0.5 * mean((f(x) - y)^2) + alpha / (2 n) ||W||^2`` with
-    the library's single training engine (``y`` standardised when
+    Training minimises ``0.5 * mean((f(x) - y)^2) + alpha / (2 n) sum_W m_W
+    ||W||^2`` (``m_W`` the mean square of the inputs of weight matrix ``W``
+    at initialisation, see ``alpha``) with the library's single training
+    engine (``y`` standardised when
     ``normalize_y=True``; ``tol`` is then relative to a unit-variance
     target). Inputs are projected onto the sphere when
     ``project_to_sphere=True``, in ``fit`` and in ``predict``.

@@ -23,6 +23,11 @@ __all__ = [
 ]
 
 
+PENALTY_SCALE_ROWS = 8_192
+"""Rows per forward pass of :meth:`PartiallyTrainableMLP.penalty_scales`
+(the scales use every training row; the chunks bound the memory)."""
+
+
 def project_to_sphere(x: torch.Tensor) -> torch.Tensor:
     """Project each row of ``x`` onto the unit sphere ``S^{d-1}``.
 
@@ -354,6 +359,47 @@ class PartiallyTrainableMLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.readout(self.features(x))
+
+    @torch.no_grad()
+    def penalty_scales(self, x: torch.Tensor) -> list[tuple[nn.Parameter, float]]:
+        """The scale of each weight matrix's L2 penalty: the mean square of
+        the inputs it multiplies, on ``x`` at the current weights.
+
+        The training steppers call it once, at the start of a fit, and
+        penalise each matrix by ``alpha / (2 n)`` times its scale times its
+        squared norm: the L2 penalty of the network written for inputs of
+        unit mean square in every layer, so that scaling the inputs (say,
+        projecting them onto the sphere) does not change how strongly the
+        first layer is held (:ref:`defaults_penalty`).
+
+        Parameters
+        ----------
+        x : Tensor of shape (n, n_features)
+            The training inputs (projected by :meth:`preprocess`).
+
+        Returns
+        -------
+        list of (Parameter, float)
+            Per hidden layer its trainable weight rows and the mean square
+            of its inputs, then the readout weight and that of the last
+            hidden layer's activations.
+        """
+        weights = [layer.weight_trainable for layer in self.hidden_layers]
+        weights.append(self.readout.weight)
+        sums = [0.0] * len(weights)
+        for rows in x.split(PENALTY_SCALE_ROWS):
+            inputs = self.preprocess(rows)
+            for depth, layer in enumerate(self.hidden_layers):
+                sums[depth] += float(inputs.square().sum(dtype=torch.float64))
+                inputs = F.relu(layer(inputs))
+            sums[-1] += float(inputs.square().sum(dtype=torch.float64))
+        fan_ins = [layer.in_features for layer in self.hidden_layers]
+        fan_ins.append(self.readout.in_features)
+        n = max(x.shape[0], 1)
+        return [
+            (weight, total / (n * fan_in))
+            for weight, total, fan_in in zip(weights, sums, fan_ins, strict=True)
+        ]
 
     def extra_repr(self) -> str:
         return "project_inputs=True" if self.project_inputs else ""

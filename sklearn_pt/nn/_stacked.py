@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from numbers import Real
 from typing import NamedTuple, Protocol, runtime_checkable
 
 import torch
@@ -84,11 +85,13 @@ class StackedModule(Protocol):
 
     def squared_weight_norms(self) -> torch.Tensor:
         """The penalised norms, shape ``(K,)`` (the penalty is ``alpha /
-        (2 n)`` times these)."""
+        (2 n)`` times these). A module with ``penalty_scales(x)`` (one
+        ``(K,)`` scale per penalised weight) takes them as ``scales=``."""
 
     def add_weight_decay_(self, weight_decay: float) -> None:
         """Add ``weight_decay`` times the penalised weights to their
-        ``.grad``."""
+        ``.grad``. A module with ``penalty_scales`` also takes one ``(K,)``
+        coefficient tensor per penalised weight instead of the float."""
 
     def make_workspace(self):
         """The reusable buffers of the module's hand-derived backward pass
@@ -317,8 +320,9 @@ class StackedPartiallyTrainableMLP(nn.Module):
             first layer's bias input, see :func:`append_ones`).
         y : Tensor of shape (K, n, n_outputs)
             Its targets.
-        weight_decay : float, default=0.0
-            L2 penalty coefficient added to the weight gradients.
+        weight_decay : float or sequence of Tensor, default=0.0
+            L2 penalty coefficient added to the weight gradients, or one
+            ``(K,)`` coefficient per weight (see :meth:`add_weight_decay_`).
         max_elements : int, default=2**22
             Hidden activations held at once (per layer), in elements.
         block_bytes : int, "auto" or None, default="auto"
@@ -373,7 +377,7 @@ class StackedPartiallyTrainableMLP(nn.Module):
             views.readout_grad_weight.baddbmm_(residual.mT, activations[-1])
             if lowest is not None:
                 self._backpropagate(activations, residual, views, lowest, workspace)
-        if weight_decay:
+        if _nonzero(weight_decay):
             self.add_weight_decay_(weight_decay)
         return squared_errors.mul_(0.5 * scale)
 
@@ -399,15 +403,78 @@ class StackedPartiallyTrainableMLP(nn.Module):
         return half_squared_error(outputs, y, dim=(1, 2))
 
     @torch.no_grad()
-    def add_weight_decay_(self, weight_decay: float) -> None:
+    def add_weight_decay_(self, weight_decay) -> None:
         """Add ``weight_decay`` times the weights (not the biases) to their
         gradients: the gradient of the penalty ``weight_decay / 2 * ||W||^2``
-        (the frozen neurons' entries are restored after the step anyway)."""
+        (the frozen neurons' entries are restored after the step anyway).
+
+        ``weight_decay`` is a float, or one ``(K,)`` tensor per hidden layer
+        and one for the readout: network ``k``'s coefficient of each weight
+        (``alpha / n`` times its :meth:`penalty_scales`), the gradient of
+        ``sum_W weight_decay_W[k] / 2 * ||W[k]||^2``.
+        """
         views = self._step_views()
-        for weight, layer in zip(views.weights, views.layers, strict=True):
-            if layer.grad is not None:
-                layer.grad[:, :-1].add_(weight, alpha=weight_decay)
-        self.readout.grad[:, :, :-1].add_(views.readout_weight, alpha=weight_decay)
+        weights = [*views.weights, views.readout_weight]
+        grads = [layer.grad for layer in views.layers]
+        grads = [None if g is None else g[:, :-1] for g in grads]
+        grads.append(self.readout.grad[:, :, :-1])
+        if isinstance(weight_decay, Real):
+            weight_decay = [weight_decay] * len(weights)
+        for weight, grad, decay in zip(weights, grads, weight_decay, strict=True):
+            if grad is None:
+                continue
+            if isinstance(decay, torch.Tensor):
+                grad.addcmul_(weight, decay.view(-1, 1, 1))
+            else:
+                grad.add_(weight, alpha=decay)
+
+    @torch.no_grad()
+    def penalty_scales(
+        self, x: torch.Tensor, *, max_elements: int = 2**22
+    ) -> list[torch.Tensor]:
+        """Per hidden layer and then the readout, each network's scale of
+        that weight's L2 penalty, shape ``(K,)``: the mean square of the
+        inputs it multiplies, on ``x`` at the current weights (what
+        :meth:`PartiallyTrainableMLP.penalty_scales` gives each network).
+
+        Parameters
+        ----------
+        x : Tensor of shape (n, n_features + 1) or (K, n, n_features + 1)
+            The training inputs followed by a column of ones (see
+            :func:`append_ones`), shared or one set per network.
+        max_elements : int, default=2**22
+            Hidden activations held at once (per layer), in elements, as
+            :meth:`predict`.
+
+        Returns
+        -------
+        list of Tensor of shape (K,), float64
+        """
+        n_models = self.n_models
+        sums = [
+            x.new_zeros(n_models, dtype=torch.float64)
+            for _ in range(len(self.layers) + 1)
+        ]
+        n_rows = x.shape[-2]
+        chunk = self._chunk_rows(n_models, n_rows, max_elements)
+        for start in range(0, n_rows, chunk):
+            rows = x[..., start : start + chunk, :]
+            if rows.ndim == 2:
+                rows = rows.expand(n_models, *rows.shape)
+            inputs = rows[..., :-1]
+            for depth, layer in enumerate(self.layers):
+                sums[depth] += inputs.square().sum((1, 2), dtype=torch.float64)
+                if depth == 0:
+                    inputs = F.relu(torch.bmm(rows, layer))
+                else:
+                    inputs = F.relu(_affine(inputs, layer))
+            sums[-1] += inputs.square().sum((1, 2), dtype=torch.float64)
+        fan_ins = [layer.shape[1] - 1 for layer in self.layers]
+        fan_ins.append(self.readout.shape[2] - 1)
+        n = max(n_rows, 1)
+        return [
+            total / (n * fan_in) for total, fan_in in zip(sums, fan_ins, strict=True)
+        ]
 
     @torch.no_grad()
     def predict(
@@ -596,20 +663,34 @@ class StackedPartiallyTrainableMLP(nn.Module):
         training loop to keep (the stacked stepper does)."""
         return Workspace()
 
-    def squared_weight_norms(self) -> torch.Tensor:
+    def squared_weight_norms(self, scales=None) -> torch.Tensor:
         """Per network, ``||W||^2`` over the weights of its trainable neurons.
 
         The frozen neurons are left out, as they are in the penalty of a single
         :class:`~sklearn_pt.nn.PartiallyTrainableMLP` (they are buffers there);
         biases are not penalised.
 
+        Parameters
+        ----------
+        scales : sequence of Tensor of shape (K,), optional
+            One per hidden layer and one for the readout (as
+            :meth:`penalty_scales` returns them): the sum
+            ``sum_W scale_W[k] ||W[k]||^2`` instead.
+
         Returns
         -------
         Tensor of shape (K,)
         """
+        n_weights = len(self.layers) + 1
+        scales = [None] * n_weights if scales is None else list(scales)
         total = self.readout_weight.square().sum((1, 2))
-        for layer, mask in zip(self.layers, self.trainable_masks, strict=True):
-            total = total + (layer[:, :-1].square().sum(1) * mask).sum(1)
+        if scales[-1] is not None:
+            total = total * scales[-1].to(total.dtype)
+        for layer, mask, scale in zip(
+            self.layers, self.trainable_masks, scales[:-1], strict=True
+        ):
+            norms = (layer[:, :-1].square().sum(1) * mask).sum(1)
+            total = total + (norms if scale is None else norms * scale.to(norms.dtype))
         return total
 
     def update_masks(self) -> list[tuple[nn.Parameter, torch.Tensor]]:
@@ -701,6 +782,13 @@ class _StepViews(NamedTuple):
     readout_grad: torch.Tensor  # as the readout
     readout_grad_weight: torch.Tensor
     readout_grad_bias: torch.Tensor  # (K, n_outputs)
+
+
+def _nonzero(weight_decay) -> bool:
+    """Whether a weight decay (a float or coefficient tensors) is not zero."""
+    if isinstance(weight_decay, Real):
+        return weight_decay != 0.0
+    return len(weight_decay) > 0
 
 
 def append_ones(x: torch.Tensor) -> torch.Tensor:

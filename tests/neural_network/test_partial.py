@@ -680,3 +680,76 @@ def test_a_stacked_fit_draws_the_leverage_pool_once_per_seed(monkeypatch):
             np.testing.assert_allclose(
                 model.predict(X), alone.fit(X, y).predict(X), rtol=1e-10
             )
+
+
+# --- the penalty: each matrix scaled by its inputs' mean square -------------------
+def _kinks_inside(layer, X):
+    """Which trainable neurons are on for some rows of ``X`` and off for others."""
+    pre = torch.as_tensor(X, dtype=layer.weight_trainable.dtype) @ (
+        layer.weight_trainable.detach().T
+    )
+    on = (pre + layer.bias_trainable.detach() > 0).double().mean(0)
+    return (on > 0) & (on < 1)
+
+
+def test_default_penalty_keeps_the_trainable_features_on_the_sphere():
+    """Issue 40, item 6: on inputs on the sphere the default alpha=7 must not
+    erase the trainable neurons. Measured (d = 10, n = 1000, width 32, 100
+    epochs at learning rate 1e-2, seeds 0-4): median trainable-row norm
+    0.60-1.04 and 15-24 of the 24-29 kinks inside the data kept; with the
+    former unscaled penalty 0.013-0.092 and 7-10 kept (70% and 33% of the
+    kinks over seeds 0-2)."""
+    kept = inside = 0
+    for seed in range(3):
+        X, y = make_sphere_regression(n_samples=1000, n_features=10, random_state=seed)
+        reg = PartiallyTrainableRegressor(
+            hidden_layer_sizes=(32,),
+            project_to_sphere=True,
+            learning_rate_init=1e-2,
+            max_iter=100,
+            random_state=seed,
+        )
+        plan = reg.plan_fit(X, y)
+        before = _kinks_inside(plan.module.hidden_layers[0], X)
+        plan.complete(plan.run())
+        layer = reg.module_.hidden_layers[0]
+        norms = layer.weight_trainable.detach().norm(dim=1)
+        assert float(norms.median()) > 0.3, seed
+        kept += int((before & _kinks_inside(layer, X)).sum())
+        inside += int(before.sum())
+    assert kept > 0.5 * inside
+
+
+@pytest.mark.parametrize("sizes", [(12,), (12, 6)])
+def test_loss_curve_starts_at_the_scaled_objective(sizes):
+    """The first loss of full-batch GD is the objective at initialisation:
+    half the squared error plus alpha / (2 n) times, per weight matrix, the
+    mean square of its inputs times its squared norm (trainable rows only)."""
+    X, y = make_sphere_regression(n_samples=150)
+    X = 3.0 * X  # inputs of mean square 9 / 5 per coordinate
+    reg = PartiallyTrainableRegressor(
+        hidden_layer_sizes=sizes,
+        trainable_proportion=0.5,
+        solver="gd",
+        alpha=5.0,
+        max_iter=1,
+        normalize_y=False,
+        random_state=0,
+        dtype="float64",
+    )
+    plan = reg.plan_fit(X, y)
+    module = plan.module
+    with torch.no_grad():
+        inputs, penalty = torch.from_numpy(X), 0.0
+        for layer in module.hidden_layers:
+            scale = float(inputs.square().mean())
+            penalty += scale * float(layer.weight_trainable.square().sum())
+            inputs = torch.relu(layer(inputs))
+        penalty += float(inputs.square().mean()) * float(
+            module.readout.weight.square().sum()
+        )
+        residual = module(torch.from_numpy(X))[:, 0] - torch.from_numpy(y)
+        error = 0.5 * float(residual.square().mean())
+    plan.complete(plan.run())
+    expected = error + 0.5 * reg.alpha / len(X) * penalty
+    assert reg.loss_curve_[0] == pytest.approx(expected, rel=1e-12)

@@ -210,3 +210,44 @@ def test_squared_error_gradients_match_autograd(
             assert not batch.trainable_masks[depth].any(), name
             continue
         torch.testing.assert_close(param.grad, grad, rtol=1e-12, atol=1e-14)
+
+
+def test_penalty_scales_are_each_networks_and_weight_the_norms(monkeypatch):
+    """The stacked penalty is each network's: the mean squares of every
+    weight's inputs (shared or per-network inputs, in chunks of rows), and
+    the scaled squared norms and their gradient."""
+    from sklearn_pt.nn import _partial
+
+    nets = networks()
+    batch = StackedPartiallyTrainableMLP.from_modules(nets)
+    x = 2.0 * torch.randn(3, 9, 4, generator=seeded(), dtype=torch.float64)
+    for shared in (False, True):
+        inputs = x[0].expand(3, -1, -1) if shared else x
+        given = append_ones(x[0] if shared else x)
+        # One chunk of rows, or several (the last shorter): 4 rows of the
+        # plain networks, 1 row of the widest layer for the stacked one.
+        for rows, elements in ((8_192, 2**22), (4, 36)):
+            monkeypatch.setattr(_partial, "PENALTY_SCALE_ROWS", rows)
+            scales = batch.penalty_scales(given, max_elements=elements)
+            each = [net.penalty_scales(inputs[k]) for k, net in enumerate(nets)]
+            for k, pairs in enumerate(each):
+                expected = torch.tensor([s for _, s in pairs], dtype=torch.float64)
+                got = torch.stack([s[k] for s in scales])
+                torch.testing.assert_close(got, expected, rtol=1e-12, atol=0)
+    norms = torch.stack(
+        [
+            sum(scale * p.square().sum() for p, scale in pairs if p.numel())
+            for pairs in each
+        ]
+    )
+    torch.testing.assert_close(batch.squared_weight_norms(scales), norms)
+    # add_weight_decay_ with per-network coefficients is that penalty's gradient.
+    for param in batch.parameters():
+        param.grad = torch.zeros_like(param)
+    batch.add_weight_decay_([0.3 * s for s in scales])
+    penalty = 0.15 * batch.squared_weight_norms(scales).sum()
+    grads = torch.autograd.grad(penalty, [*batch.layers, batch.readout])
+    masks = [m.unsqueeze(1) for m in batch.trainable_masks]
+    for param, grad, mask in zip(batch.layers, grads[:-1], masks, strict=True):
+        torch.testing.assert_close(param.grad[:, :-1] * mask, grad[:, :-1])
+    torch.testing.assert_close(batch.readout.grad, grads[-1])
