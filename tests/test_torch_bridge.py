@@ -474,13 +474,16 @@ def objective_and_gradient(module, X, y, alpha=0.0):
 
 
 def random_features_optimum(estimator, X, y, alpha):
-    """The ridge objective of ``estimator``'s random features, by sklearn."""
+    """The ridge objective of ``estimator``'s random features, by sklearn:
+    the readout's penalty ``alpha`` times the features' mean square (the
+    estimator's scaled penalty, docs/defaults.rst ``defaults_penalty``)."""
     from sklearn.linear_model import LinearRegression, Ridge
     from sklearn.preprocessing import normalize
 
     with torch.no_grad():
         features = estimator.module_.features(torch.as_tensor(normalize(X)))
     Phi = features.numpy()
+    alpha = alpha * float(np.mean(Phi**2))
     ridge = Ridge(alpha=alpha, solver="svd") if alpha else LinearRegression()
     ridge.fit(Phi, y)
     residual = ridge.predict(Phi) - y
