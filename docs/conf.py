@@ -149,6 +149,8 @@ html_theme_options = {
     # At 1280 px six header links push the search box onto a second row.
     "header_links_before_dropdown": 4,
 }
+# The vocabulary table needs the page's whole width at 1280 px.
+html_sidebars = {"vocabulary": []}
 html_static_path = ["_static"]
 # Headings and signatures wrap at narrow widths (docs/_static/custom.css).
 html_css_files = ["custom.css"]
