@@ -73,6 +73,13 @@ class Start:
         self.X, self.y = plans[0].X, plans[0].y
         self.epochs = epochs
         self.weight_decay = ALPHA / N_TRAIN
+        # The library scales each weight matrix's penalty by the mean square
+        # of its inputs at initialisation (docs/defaults.rst, defaults_penalty).
+        self.penalty_scales = torch.tensor(
+            [[scale for _, scale in m.penalty_scales(self.X)] for m in self.modules],
+            dtype=self.X.dtype,
+            device=self.X.device,
+        )
         layers = [m.hidden_layers[0] for m in self.modules]
         self.masks = torch.stack([lay.trainable_mask for lay in layers])
         self.initial = [
@@ -136,10 +143,14 @@ def _sequential(weight, bias, readout_weight, readout_bias) -> torch.nn.Module:
     return module
 
 
-def _loss(outputs, y, first_weight, readout_weight, weight_decay):
+def _loss(outputs, y, first_weight, readout_weight, weight_decay, scales):
     """The library's loss: half the mean squared error plus half the weight
-    decay times the squared weights (not the biases)."""
-    penalty = first_weight.square().sum() + readout_weight.square().sum()
+    decay times the squared weights (not the biases), each matrix's scaled
+    by ``scales`` (the mean square of its inputs at initialisation)."""
+    penalty = (
+        scales[0] * first_weight.square().sum()
+        + scales[1] * readout_weight.square().sum()
+    )
     return 0.5 * (outputs - y).square().mean() + 0.5 * weight_decay * penalty
 
 
@@ -148,9 +159,11 @@ def torch_func_vmap(start: Start) -> torch.Tensor:
     params, buffers = stack_module_state(modules)
     skeleton = copy.deepcopy(modules[0]).to("meta")
 
-    def loss(p, b, x, y):
+    def loss(p, b, x, y, scales):
         outputs = functional_call(skeleton, (p, b), (x,))
-        return _loss(outputs, y, p["0.weight"], p["2.weight"], start.weight_decay)
+        return _loss(
+            outputs, y, p["0.weight"], p["2.weight"], start.weight_decay, scales
+        )
 
     gradients = vmap(grad(loss))
     optimizer = torch.optim.Adam(list(params.values()), lr=LR, fused=True)
@@ -159,7 +172,7 @@ def torch_func_vmap(start: Start) -> torch.Tensor:
         for index in order.split(BATCH, dim=1):
             x = start.X[index]
             y = start.y[index]
-            g = gradients(params, buffers, x, y)
+            g = gradients(params, buffers, x, y, start.penalty_scales)
             g["0.weight"].mul_(mask[:, :, None])
             g["0.bias"].mul_(mask)
             for name, param in params.items():
@@ -188,6 +201,7 @@ def plain_loops(start: Start) -> torch.Tensor:
                     module[0].weight,
                     module[2].weight,
                     start.weight_decay,
+                    start.penalty_scales[k],
                 )
                 loss.backward()
                 module[0].weight.grad.mul_(mask[:, None])
