@@ -390,9 +390,17 @@ class PartiallyTrainableMLP(nn.Module):
         for rows in x.split(PENALTY_SCALE_ROWS):
             inputs = self.preprocess(rows)
             for depth, layer in enumerate(self.hidden_layers):
-                sums[depth] += float(inputs.square().sum(dtype=torch.float64))
+                sums[depth] += float(
+                    torch.linalg.vector_norm(inputs, dim=-1)
+                    .square()
+                    .sum(dtype=torch.float64)
+                )
                 inputs = F.relu(layer(inputs))
-            sums[-1] += float(inputs.square().sum(dtype=torch.float64))
+            sums[-1] += float(
+                torch.linalg.vector_norm(inputs, dim=-1)
+                .square()
+                .sum(dtype=torch.float64)
+            )
         fan_ins = [layer.in_features for layer in self.hidden_layers]
         fan_ins.append(self.readout.in_features)
         n = max(x.shape[0], 1)
