@@ -125,7 +125,8 @@ def bootstrap_interval(
     -------
     Estimate
         The statistic of the data and the interval's ends (NaN replicates,
-        e.g. of an undefined fit, are dropped).
+        e.g. of an undefined fit, are dropped; NaN ends when a sample has a
+        single value, as with one seed).
 
     Examples
     --------
@@ -147,6 +148,8 @@ def bootstrap_interval(
     if any(sample.size == 0 for sample in data):
         raise ValueError("bootstrap_interval needs at least one value per sample.")
     value = float(statistic(*data))
+    if any(sample.size < 2 for sample in data):  # one seed: nothing to resample
+        return Estimate(value, math.nan, math.nan)
     with warnings.catch_warnings():
         # NaN replicates (an undefined statistic) are dropped below.
         warnings.simplefilter("ignore", stats.DegenerateDataWarning)

@@ -126,3 +126,11 @@ def test_geometric_mean_and_estimate_skip_non_finite_and_non_positive():
     assert estimate.value == pytest.approx(4.0)
     assert estimate.low < estimate.value < estimate.high
     assert len(geometric_estimate([3.0, np.nan])) == 1  # too few: the logs
+
+
+def test_one_seed_has_no_interval_and_its_test_shows_neither():
+    value, low, high = bootstrap_interval([0.7])
+    assert value == 0.7 and math.isnan(low) and math.isnan(high)
+    slope = fit_exponent([100, 200], [[0.2], [0.1]])
+    assert slope.value == pytest.approx(-1.0) and math.isnan(slope.high)
+    assert interval_test((low, high), above=0.5) == NEITHER
