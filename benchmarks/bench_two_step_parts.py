@@ -82,8 +82,9 @@ def formed_check(weight: torch.Tensor, X: torch.Tensor) -> bool:
     return all(bool(torch.isfinite(a.square().sum())) for a in (weight, pre, features))
 
 
-def check_agreement(W: np.ndarray) -> None:
-    """Stop unless the new parts give the replaced parts' results."""
+def check_agreement(W: np.ndarray) -> float:
+    """Stop unless the new parts give the replaced parts' results; return
+    the Tracy--Widom bulk edge of ``W``."""
     spectrum = WeightSpectrum(edge="tracy-widom").fit(W)
     values, vectors = full_eigh_spectrum(W)
     np.testing.assert_allclose(spectrum.singular_values_, values, atol=1e-10)
@@ -106,6 +107,7 @@ def check_agreement(W: np.ndarray) -> None:
     top = top_right_singular_vectors(torch.as_tensor(W), 2)
     vt = torch.linalg.svd(torch.as_tensor(W), full_matrices=False)[2][:2].numpy()
     np.testing.assert_allclose(np.abs(np.sum(top * vt, axis=1)), 1.0, atol=1e-8)
+    return float(spectrum.bulk_edge_)
 
 
 def parts(W: np.ndarray, X: torch.Tensor, edge: float, device: str) -> dict:
@@ -139,10 +141,9 @@ def main() -> None:
     ratio = float("nan")
     for n_rows, n_cols in shapes:
         W = spiked(n_rows, n_cols, rng)
-        check_agreement(W)
+        edge = check_agreement(W)
         W_t = torch.as_tensor(W)
         X = torch.as_tensor(rng.standard_normal((n_rows, n_cols)))
-        edge = float(WeightSpectrum(edge="tracy-widom").fit(W).bulk_edge_)
         assert formed_check(W_t, X)
         runs = parts(W, X, edge, args.device)
         medians = interleaved_medians(runs, repeats=repeats, device=args.device)

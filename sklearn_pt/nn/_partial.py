@@ -28,6 +28,17 @@ PENALTY_SCALE_ROWS = 8_192
 (the scales use every training row; the chunks bound the memory)."""
 
 
+def sum_of_squares(inputs: torch.Tensor) -> torch.Tensor:
+    """The sum of squares of ``(..., n, features)`` inputs over their last
+    two axes, in float64: each row's in the inputs' precision (a norm, no
+    squared copy), the rows' in float64 (a float64 accumulation of every
+    entry converts each one, several times slower). One value per network of
+    a stacked ``(K, n, features)`` batch."""
+    return (
+        torch.linalg.vector_norm(inputs, dim=-1).square().sum(-1, dtype=torch.float64)
+    )
+
+
 def project_to_sphere(x: torch.Tensor) -> torch.Tensor:
     """Project each row of ``x`` onto the unit sphere ``S^{d-1}``.
 
@@ -390,17 +401,9 @@ class PartiallyTrainableMLP(nn.Module):
         for rows in x.split(PENALTY_SCALE_ROWS):
             inputs = self.preprocess(rows)
             for depth, layer in enumerate(self.hidden_layers):
-                sums[depth] += float(
-                    torch.linalg.vector_norm(inputs, dim=-1)
-                    .square()
-                    .sum(dtype=torch.float64)
-                )
+                sums[depth] += float(sum_of_squares(inputs))
                 inputs = F.relu(layer(inputs))
-            sums[-1] += float(
-                torch.linalg.vector_norm(inputs, dim=-1)
-                .square()
-                .sum(dtype=torch.float64)
-            )
+            sums[-1] += float(sum_of_squares(inputs))
         fan_ins = [layer.in_features for layer in self.hidden_layers]
         fan_ins.append(self.readout.in_features)
         n = max(x.shape[0], 1)

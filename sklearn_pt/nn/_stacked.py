@@ -37,7 +37,7 @@ from torch import nn
 from ._activations import activation_function
 from ._first_layer import FirstLayerNetwork
 from ._losses import half_squared_error
-from ._partial import PartiallyTrainableMLP
+from ._partial import PartiallyTrainableMLP, sum_of_squares
 
 __all__ = [
     "CACHE_BLOCK_BYTES",
@@ -463,12 +463,12 @@ class StackedPartiallyTrainableMLP(nn.Module):
                 rows = rows.expand(n_models, *rows.shape)
             inputs = rows[..., :-1]
             for depth, layer in enumerate(self.layers):
-                sums[depth] += _sum_of_squares(inputs)
+                sums[depth] += sum_of_squares(inputs)
                 if depth == 0:
                     inputs = torch.bmm(rows, layer).relu_()
                 else:
                     inputs = _affine(inputs, layer).relu_()
-            sums[-1] += _sum_of_squares(inputs)
+            sums[-1] += sum_of_squares(inputs)
         fan_ins = [layer.shape[1] - 1 for layer in self.layers]
         fan_ins.append(self.readout.shape[2] - 1)
         n = max(n_rows, 1)
@@ -782,16 +782,6 @@ class _StepViews(NamedTuple):
     readout_grad: torch.Tensor  # as the readout
     readout_grad_weight: torch.Tensor
     readout_grad_bias: torch.Tensor  # (K, n_outputs)
-
-
-def _sum_of_squares(inputs: torch.Tensor) -> torch.Tensor:
-    """Per network, the sum of squares of ``(K, n, features)`` inputs in
-    float64: each row's in the inputs' precision (a norm, no squared copy),
-    the rows' in float64 (a float64 accumulation of every entry converts each
-    one, several times slower)."""
-    return (
-        torch.linalg.vector_norm(inputs, dim=-1).square().sum(-1, dtype=torch.float64)
-    )
 
 
 def _nonzero(weight_decay) -> bool:
