@@ -92,15 +92,22 @@ def warn_if_collapsed(predictions, y, *, fix: str, data: str = "training data"):
     return True
 
 
-def warn_if_constant_features(features, *, fix: str) -> bool:
+def warn_if_constant_features(features, *, fix: str, n_probe: int = 64) -> bool:
     """Warn with :class:`~sklearn_pt.exceptions.CollapseWarning` when none of
     a learned feature map's ``features`` on the training data depends on X.
 
     Parameters
     ----------
-    features : array-like or Tensor of shape (n_samples, n_features_out)
+    features : array-like or Tensor of shape (n_samples, n_features_out), or callable
+        The features, or a function ``rows -> features`` of the row indices
+        (a slice) that computes them. A function is first called on the
+        first ``n_probe`` rows: a feature that varies there by twice the
+        tolerance varies on all rows (see Notes), and the features of all
+        rows are computed only when none does.
     fix : str
         The sentence that says what to change.
+    n_probe : int, default=64
+        Rows of the first call when ``features`` is a function.
 
     Returns
     -------
@@ -116,7 +123,21 @@ def warn_if_constant_features(features, *, fix: str) -> bool:
     ...     warnings.simplefilter("ignore")
     ...     warn_if_constant_features(np.zeros((3, 2)), fix="Lower the step.")
     True
+
+    Notes
+    -----
+    A feature is constant when its range is at most ``1e-6 (M + 1)``, ``M``
+    its largest absolute value. If it varies on the probe rows by ``r >
+    2e-6 (m + 1)``, ``m`` the probe's largest absolute value, it varies on
+    all rows: when ``M <= 2 m + 1`` the range is at least ``r > 1e-6 (M +
+    1)``; otherwise a value of size ``M`` lies at least ``M - m > (M + 1) /
+    2`` from the probe's values.
     """
+    if callable(features):
+        probe = _numpy(features(slice(0, n_probe)))
+        if not _constant(probe, 2 * (np.abs(probe).max(axis=0) + 1)):
+            return False
+        features = features(slice(None))
     features = _numpy(features)
     if len(features) < 2 or not _constant(features, np.abs(features).max(axis=0) + 1):
         return False

@@ -23,6 +23,7 @@ from .._torch_bridge import predict_numpy
 from .._training import FitPlan, warn_if_constant_features
 from ._two_step_plan import (
     _TWO_STEP_CONSTRAINTS,
+    FinalSpectrum,
     _check_step_params,
     collapse_fix,
     plan_two_steps,
@@ -170,6 +171,8 @@ class TwoStepFeatures(
     (2,)
     """
 
+    spectrum_ = FinalSpectrum()
+
     _parameter_constraints: ClassVar[dict] = dict(_TWO_STEP_CONSTRAINTS)
     _module_is_not_the_predictor: ClassVar[str] = (
         "it is the feature map x -> sigma(W x) of a transformer (N outputs, no "
@@ -259,7 +262,8 @@ class TwoStepFeatures(
             if then is not None:
                 return then(network, readout_mask, steps)
             warn_if_constant_features(
-                predict_numpy(network.feature_map, X), fix=collapse_fix(self)
+                lambda rows: predict_numpy(network.feature_map, X[rows]),
+                fix=collapse_fix(self),
             )
             return self
 

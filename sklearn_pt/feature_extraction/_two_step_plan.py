@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 import torch
+from sklearn.utils.validation import check_is_fitted
 
 from .._compat import (
     Interval,
@@ -35,7 +36,7 @@ from ..exceptions import DivergenceError
 from ..nn import StackedTwoLayerNetwork, TwoLayerNetwork, activation_function
 from ..spectral import WeightSpectrum
 
-__all__ = ["TwoSteps", "plan_two_steps", "stacked_is_faster"]
+__all__ = ["FinalSpectrum", "TwoSteps", "plan_two_steps", "stacked_is_faster"]
 
 
 class TwoSteps(NamedTuple):
@@ -45,14 +46,36 @@ class TwoSteps(NamedTuple):
     first_layer_weights_: list
     """``[W_0, ..., W_n]``."""
     second_layer_weights_: np.ndarray
-    spectrum_: WeightSpectrum
     step_sizes_: tuple
     device_: torch.device
 
     def set_on(self, estimator) -> None:
-        """Set these as ``estimator``'s fitted attributes."""
+        """Set these as ``estimator``'s fitted attributes (and forget the
+        spectrum of a previous fit, :class:`FinalSpectrum`)."""
         for name, value in self._asdict().items():
             setattr(estimator, name, value)
+        vars(estimator).pop(FinalSpectrum.cache, None)
+
+
+class FinalSpectrum:
+    """The ``spectrum_`` attribute: a :class:`~sklearn_pt.spectral.WeightSpectrum`
+    of the final first-layer weights (default parameters), computed on first
+    access and kept until the next fit. A fit that only needs the features
+    never decomposes its ``N x d`` weights."""
+
+    cache = "_final_spectrum"
+    """Where the computed spectrum is kept on the estimator."""
+
+    def __get__(self, estimator, owner=None):
+        if estimator is None:
+            return self
+        check_is_fitted(estimator, "first_layer_weights_")
+        spectrum = vars(estimator).get(self.cache)
+        if spectrum is None:
+            spectrum = WeightSpectrum(device=str(estimator.device_))
+            spectrum.fit(estimator.first_layer_weights_[-1])
+            setattr(estimator, self.cache, spectrum)
+        return spectrum
 
 
 TWO_STEP_ACTIVATIONS = (
@@ -359,7 +382,6 @@ def plan_two_steps(estimator, X, y, *, then, n_readout: int = 0) -> FitPlan:
         steps = TwoSteps(
             first_layer_weights_=weights,
             second_layer_weights_=readout.numpy(),
-            spectrum_=WeightSpectrum(device=estimator.device).fit(weights[-1]),
             step_sizes_=step_sizes,
             device_=device,
         )

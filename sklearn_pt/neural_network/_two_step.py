@@ -28,6 +28,7 @@ from .._training import FitPlan, warn_if_collapsed
 from ..feature_extraction._two_step import TwoStepFeatures
 from ..feature_extraction._two_step_plan import (
     RIDGE_ALPHAS,
+    FinalSpectrum,
     _check_step_params,
     check_features_finite,
     collapse_fix,
@@ -210,6 +211,8 @@ step_size_constants, step_batches, loss, random_state, verbose, device, dtype
         "network's squared loss."
     )
     """Why :func:`~sklearn_pt.spectral.hessian_spectrum` refuses it."""
+
+    spectrum_ = FinalSpectrum()
 
     _parameter_constraints: ClassVar[dict] = {
         **TwoStepFeatures._parameter_constraints,

@@ -87,3 +87,24 @@ def test_float32_by_default_and_float64_input_dtype_kept():
 def test_fresh_batch_needs_two_samples():
     with pytest.raises(ValueError, match="n_samples=1"):
         TwoStepFeatures(step_batches="fresh").fit(np.ones((1, 3)), [1.0])
+
+
+@pytest.mark.parametrize("estimator", [TwoStepFeatures, TwoStepFeatureLearner])
+def test_spectrum_is_the_final_weights_spectrum_and_follows_a_refit(estimator):
+    from sklearn.exceptions import NotFittedError
+
+    from sklearn_pt.spectral import WeightSpectrum
+
+    X, y = make_single_index(120, 20, link="relu", random_state=0)
+    model = estimator(hidden_layer_sizes=16, random_state=0)
+    with pytest.raises(NotFittedError):
+        model.spectrum_  # noqa: B018
+    model.fit(X, y)
+    direct = WeightSpectrum().fit(model.first_layer_weights_[-1])
+    np.testing.assert_array_equal(
+        model.spectrum_.singular_values_, direct.singular_values_
+    )
+    assert model.spectrum_ is model.spectrum_  # computed once
+    first = model.spectrum_.singular_values_
+    model.set_params(random_state=1).fit(X, y)
+    assert not np.array_equal(model.spectrum_.singular_values_, first)

@@ -115,3 +115,29 @@ def test_warn_if_constant_features():
         features = np.zeros((5, 3))
         features[0, 2] = 1.0
         assert not warn_if_constant_features(features, fix="x")
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_probed_check_decides_as_the_full_one(seed):
+    """A function of the rows gives the array's decision, whatever rows vary
+    (the probe's rows, later rows, none) and however large the values; the
+    full features are computed only when the probe looks constant."""
+    rng = np.random.default_rng(seed)
+    n, width = int(rng.integers(2, 200)), int(rng.integers(1, 4))
+    features = np.full((n, width), rng.normal() * 10.0 ** rng.integers(-3, 8))
+    if seed % 4:  # one entry moved by about the tolerance, anywhere
+        row, column = rng.integers(n), rng.integers(width)
+        scale = np.abs(features).max() + 1
+        features[row, column] += rng.choice([0.5, 1.5, 2.5, 1e3]) * 1e-6 * scale
+    calls = []
+
+    def compute(rows):
+        calls.append(rows)
+        return features[rows]
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CollapseWarning)
+        expected = warn_if_constant_features(features, fix="x")
+        assert warn_if_constant_features(compute, fix="x", n_probe=16) == expected
+    if len(calls) == 1:  # decided on the probe: the features vary
+        assert not expected and calls == [slice(0, 16)]
