@@ -218,12 +218,16 @@ def check_features_finite(*arrays, where: str, step_sizes: tuple[float, float]) 
 
 def draw_initialisation(width, n_features, n_step_rows, *, generator, dtype):
     """Draw, in this order, ``W_0`` (rows ``N(0, I/d)``), ``a ~ N(0, I)`` and the
-    order that splits the step rows into two fresh halves."""
-    weight = torch.randn(width, n_features, generator=generator, dtype=dtype)
+    order that splits the step rows into two fresh halves.
+
+    The draws are float64, rounded to ``dtype``: a float32 fit starts where
+    the float64 fit of the same ``random_state`` starts, so the two differ by
+    precision only."""
+    weight = torch.randn(width, n_features, generator=generator, dtype=torch.float64)
     weight /= math.sqrt(n_features)
-    readout = torch.randn(width, generator=generator, dtype=dtype)
+    readout = torch.randn(width, generator=generator, dtype=torch.float64)
     order = torch.randperm(n_step_rows, generator=generator)
-    return weight, readout, order
+    return weight.to(dtype), readout.to(dtype), order
 
 
 def standardise_targets(y: np.ndarray) -> np.ndarray:
