@@ -1,0 +1,74 @@
+"""The reproduction pages (``docs/reproductions/<paper>.rst``) show what their
+committed ``--scale medium`` CSVs give: each verdict line is the re-judgement
+of the CSV, and each page is what ``docs/reproductions/regenerate.py
+--pages`` writes from the committed run."""
+
+import importlib.util
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from sklearn_pt.experiments import EXPERIMENTS, judge
+
+PAGES = Path(__file__).parents[2] / "docs" / "reproductions"
+
+
+@cache
+def _regenerate():
+    spec = importlib.util.spec_from_file_location("regenerate", PAGES / "regenerate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@cache
+def _rejudged(name: str) -> tuple[str, ...]:
+    verdicts = judge(EXPERIMENTS[name], PAGES / "medium" / f"{name}.csv")
+    return tuple(verdict.line() for verdict in verdicts)
+
+
+def _unescape(rst: str) -> str:
+    text = re.sub(r"``([^`]+)``", r"`\1`", rst)
+    return re.sub(r"\\(.)", r"\1", text)
+
+
+def _page_verdicts(page_text: str, name: str) -> list[str]:
+    """The bullet lines under the ``name`` heading of a page, as Markdown."""
+    section = page_text.split(f"``{name}``: ", 1)[1].split("\n\n", 2)[1]
+    return [_unescape(line.removeprefix("- ")) for line in section.splitlines()]
+
+
+def test_every_experiment_is_on_one_page_with_its_committed_run():
+    pages = _regenerate().PAPERS
+    names = [name for _, names in pages.values() for name in names]
+    assert sorted(names) == sorted(EXPERIMENTS)
+    for name in names:
+        for kind in ("csv", "png"):
+            assert (PAGES / "medium" / f"{name}.{kind}").is_file(), (name, kind)
+
+
+@pytest.mark.parametrize("name", list(EXPERIMENTS))
+def test_the_page_shows_the_rejudged_verdicts(name):
+    page = next(p for p, (_, names) in _regenerate().PAPERS.items() if name in names)
+    shown = _page_verdicts((PAGES / f"{page}.rst").read_text(), name)
+    assert shown == list(_rejudged(name))
+
+
+PAPERS = ["partially_trainable", "feature_learning", "two_steps"]
+
+
+@pytest.mark.parametrize("page", PAPERS)
+def test_the_committed_page_is_what_regenerate_writes(page):
+    assert (PAGES / f"{page}.rst").read_text() == _regenerate().render(page)
+
+
+def test_to_rst_keeps_emphasis_and_escapes_markup():
+    to_rst = _regenerate().to_rst
+    line = "**Mixed**: |P theta| on W_2, *d* = 4, `code` and 2 * 3 ~ x_"
+    rst = to_rst(line)
+    assert rst == (
+        r"**Mixed**: \|P theta\| on W\_2, *d* = 4, ``code`` and 2 \* 3 ~ x\_"
+    )
+    assert _unescape(rst) == line
