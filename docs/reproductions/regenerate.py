@@ -144,8 +144,8 @@ def render(page: str, outputs: Path = OUTPUTS) -> str:
         "committed CSV by the rule its line states. Measured on "
         f"{_escape(record['machine'])} (device {record['device']}, torch "
         f"{record['torch']}, joblib jobs: {record['n_jobs']}) at commit "
-        f"``{record['commit']}`` on {record['date']}: {_minutes(total)} of wall "
-        f"time for this page's {len(names)} experiment"
+        f"``{record['commit']}`` on {record['date']} by ``{record['command']}``: "
+        f"{_minutes(total)} of wall time for this page's {len(names)} experiment"
         + ("s" if len(names) > 1 else "")
         + ". Regenerate the run and every page with ``"
         + COMMAND
