@@ -10,7 +10,7 @@ neuron is inactive on every input with probability 0.45 (``b_j > 1``,
 zero gradient: it cannot train), linear on the data with probability 0.45
 (``b_j < -1``) and bent inside it with probability 0.1.
 
-For the theory's design at ``--scale medium`` (width, samples, epochs and
+For the theory's design at ``--scale`` (medium by default; width, samples, epochs and
 step size of the preset, leverage selection), this prints per ``(tau, P)``
 over seeds: the share of the ``P = 0 -> 1`` fall of the training error
 reached, the trainable neurons' states before and after training (inactive
@@ -23,6 +23,7 @@ wider a tenth as far in its own units).
 Run by hand (not in CI; about 5 minutes per seed at one thread)::
 
     python benchmarks/partial_sharper.py [--seeds 2] [--scaled-step]
+        [--scale small] [--max-iter 1500]
 """
 
 from __future__ import annotations
@@ -73,7 +74,10 @@ def run_seed(config: dict, seed: int, step_factor: dict) -> list[dict]:
             lr = config["learning_rate_init"] * step_factor[tau]
             models.append(((tau, p), model.set_params(learning_rate_init=lr)))
     starts = {key: _initial(model, X, y) for key, model in models}
-    fitted = fit_stacked([model for _, model in models], X, y)
+    fitted = []  # stacked per tau: stacked fits share their step size
+    for tau in TAUS:
+        group = [model for (t, _), model in models if t == tau]
+        fitted += fit_stacked(group, X, y)
     rows = []
     for (key, _), fit in zip(models, fitted, strict=True):
         tau, p = key
@@ -126,10 +130,14 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--scaled-step", action="store_true")
+    parser.add_argument("--scale", default="medium", choices=["small", "medium"])
+    parser.add_argument("--max-iter", type=int, help="epochs (default: the preset's)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    preset = dict(PARTIAL.presets["medium"])
+    preset = dict(PARTIAL.presets[args.scale])
     config = {**preset, "device": "cpu"}
+    if args.max_iter:
+        config["max_iter"] = args.max_iter
     runs = {"step size as in the preset": dict.fromkeys(TAUS, 1.0)}
     if args.scaled_step:
         runs["step size times tau"] = {tau: tau for tau in TAUS}

@@ -420,7 +420,7 @@ def _hessian_outlier(module, weight, X, y, theta, width) -> tuple[float, ...]:
     Hessian at the first-layer weights ``weight``: :func:`pick_outlier` on
     its ``width + 1`` smallest eigenpairs, by Lanczos to :data:`HESSIAN_TOL`
     within :data:`LANCZOS_RESTARTS` restarts per parameter, else dense."""
-    network = copy.deepcopy(module)
+    network = copy.deepcopy(module).to(torch.float64)
     network.weight.data.copy_(weight)
     size = sum(p.numel() for p in network.parameters() if p.requires_grad)
     solve = {"k": width + 1, "which": "smallest", "directions": theta}

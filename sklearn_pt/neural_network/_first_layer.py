@@ -29,7 +29,6 @@ from .._torch_bridge import TORCH_PARAMETER_CONSTRAINTS, as_tensor, predict_nump
 from .._training import (
     Callback,
     DivergenceCheck,
-    EvalSetRecorder,
     FitPlan,
     LossHistory,
     PrintLog,
@@ -39,7 +38,12 @@ from .._training import (
 from ..decomposition import SpectralEstimator
 from ..feature_extraction._two_step_plan import check_width
 from ..metrics import neuron_overlap
-from ..nn import ACTIVATIONS, FirstLayerNetwork, StackedFirstLayerNetwork
+from ..nn import (
+    ACTIVATIONS,
+    FirstLayerNetwork,
+    StackedFirstLayerNetwork,
+    half_squared_error,
+)
 from ..spectral import HessianMonitor
 
 __all__ = ["ACTIVATIONS", "FirstLayerGDRegressor"]
@@ -410,10 +414,8 @@ default="ones"
         the training-loss history, whose ``fitted_history()`` make
         ``history_``."""
         callbacks = [DivergenceCheck(), *([PrintLog()] if self.verbose else [])]
-        if test is not None:
-            callbacks.append(EvalSetRecorder(module, *test))
-        if directions is not None:
-            callbacks.append(_OverlapRecorder(module, directions))
+        if test is not None or directions is not None:
+            callbacks.append(_TrajectoryRecorder(module, test, directions))
         if self.hessian_every is not None:
             if self.hessian_k >= module.weight.numel():
                 raise ValueError(
@@ -533,17 +535,44 @@ default="ones"
         return tags
 
 
-class _OverlapRecorder(Callback):
-    """The overlap of the first-layer weights with the latent directions,
-    before training and after each iteration."""
+class _TrajectoryRecorder(Callback):
+    """The test loss (``eval_set``) and the overlap with the latent
+    directions (``true_directions``) of the first-layer weights, before
+    training and after each iteration.
 
-    def __init__(self, module, directions):
-        self.module, self.directions = module, directions
-        self.overlap: list[float] = []
+    The weights are kept as training goes and evaluated a chunk of
+    iterations at a time (one batched product with the test inputs, one
+    vectorised overlap), not one small product per iteration; a chunk holds
+    at most about 2**22 numbers of weights or test outputs.
+    """
+
+    def __init__(self, module, test, directions):
+        self.module, self.test, self.directions = module, test, directions
+        self.losses: list[torch.Tensor] = []
+        self.overlap: list[np.ndarray] = []
+        self._pending: list[torch.Tensor] = []
+        width, n_features = module.weight.shape
+        n_test = 0 if test is None else test[0].shape[0]
+        self._chunk = max(1, 2**22 // (width * max(n_features, n_test)))
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        weights = torch.stack(self._pending)  # (chunk, width, d)
+        self._pending = []
+        if self.test is not None:
+            X_test, y_test = self.test
+            with torch.no_grad():
+                outputs = self.module._outputs(torch.matmul(weights, X_test.mT))
+                self.losses.append(half_squared_error(outputs, y_test, dim=-1))
+        if self.directions is not None:
+            weights = weights.cpu().numpy()
+            self.overlap.append(_neuron_overlaps(weights, self.directions))
 
     def record(self) -> None:
-        weight = self.module.weight.detach().cpu().numpy()
-        self.overlap.append(neuron_overlap(weight, self.directions))
+        self._pending.append(self.module.weight.detach().clone())
+        if len(self._pending) >= self._chunk:
+            self._flush()
 
     def on_train_begin(self, loop) -> None:
         self.record()
@@ -551,8 +580,30 @@ class _OverlapRecorder(Callback):
     def on_iteration_end(self, loop, k, loss):
         self.record()
 
+    def on_train_end(self, loop) -> None:
+        self._flush()
+
     def fitted_history(self) -> dict:
-        return {"overlap": np.array(self.overlap)}
+        history = {}
+        if self.test is not None:
+            losses = torch.cat(self.losses).cpu().to(torch.float64).numpy()
+            history["test_loss"] = losses
+        if self.directions is not None:
+            history["overlap"] = np.concatenate(self.overlap)
+        return history
+
+
+def _neuron_overlaps(weights: np.ndarray, directions: np.ndarray) -> np.ndarray:
+    """:func:`~sklearn_pt.metrics.neuron_overlap` of each of the stacked
+    first layers ``weights`` (shape ``(T, width, d)``), vectorised for one
+    direction."""
+    W = np.asarray(weights, dtype=np.float64)
+    if directions.shape[1] > 1:
+        return np.array([neuron_overlap(w, directions) for w in W])
+    theta = directions[:, 0] / np.linalg.norm(directions[:, 0])
+    norms = np.linalg.norm(W, axis=2)
+    cosines = np.abs(W @ theta) / np.where(norms > 0, norms, 1.0)
+    return cosines.max(axis=1)
 
 
 class _HessianHistory(HessianMonitor):

@@ -114,7 +114,8 @@ class FirstLayerNetwork(torch.nn.Module):
         -------
         callable or None
             ``product(v)``: ``H v`` for ``v`` of shape ``(width * n_features,)``
-            (``W`` flattened row by row).
+            (``W`` flattened row by row), or ``V H`` for a batch of such rows
+            ``V`` of shape ``(batch, width * n_features)``.
         """
         first = activation_derivative(self.activation)
         second = activation_second_derivative(self.activation)
@@ -128,9 +129,10 @@ class FirstLayerNetwork(torch.nn.Module):
         n_rows = x.shape[0]
 
         def product(v: torch.Tensor) -> torch.Tensor:
-            u = x @ v.reshape(self.weight.shape).T
-            change = (u * s1).sum(1, keepdim=True)
+            directions = v.reshape(-1, *self.weight.shape)  # (batch, width, d)
+            u = torch.matmul(x, directions.mT)
+            change = (u * s1).sum(-1, keepdim=True)
             d = torch.addcmul(s2.mul(u), s1, change)
-            return (d.T @ x).reshape(-1).div_(n_rows)
+            return torch.matmul(d.mT, x).reshape(v.shape).div_(n_rows)
 
         return product

@@ -37,7 +37,7 @@ from ..metrics import eigenvector_overlap
 __all__ = ["HessianMonitor", "hessian_spectrum"]
 
 _DENSE_CHUNK = 256
-"""Hessian columns computed per batched double backward for ``method="dense"``."""
+"""Hessian rows computed per batched product for ``method="dense"``."""
 
 
 def _resolve_module(estimator_or_module):
@@ -70,8 +70,8 @@ class _HessianOperator:
     product is then one backward pass through it (``retain_graph=True``). A
     module that derives the products by hand (a
     :class:`~sklearn_pt.nn.FirstLayerNetwork` with a named activation, for
-    the default loss) serves the single products without that graph; the
-    dense Hessian, the reference, is always autograd's.
+    the default loss) serves the products, single and batched (the dense
+    Hessian's), without that graph.
     """
 
     def __init__(self, module, X, y, loss):
@@ -109,7 +109,7 @@ class _HessianOperator:
 
     def product(self, v: torch.Tensor, *, batched: bool = False) -> torch.Tensor:
         """``H @ v`` for one vector, or ``V @ H`` for a batch of rows."""
-        if self._hand_product is not None and not batched:
+        if self._hand_product is not None:
             return self._hand_product(v)
         grads = torch.autograd.grad(
             self.gradient,
@@ -202,17 +202,19 @@ def _eigsh(operator, k, which, tol, maxiter, v0):
 
 
 def _dense(operator: _HessianOperator, k, which):
-    eigenvalues, eigenvectors = scipy.linalg.eigh(operator.dense())
-    size = operator.size
+    """The ``k`` eigenpairs of the dense Hessian that ``which`` names. One end
+    is asked of LAPACK by index (``subset_by_index``: no full
+    decomposition); both ends come from the full one."""
+    hessian, size = operator.dense(), operator.size
     k = min(k, size)
     if which == "smallest":
-        keep = np.arange(k)
-    elif which == "largest":
-        keep = np.arange(size - k, size)
-    else:  # as eigsh's "BE": half from each end, the extra one from the top
-        low = k // 2
-        keep = np.r_[np.arange(low), np.arange(size - (k - low), size)]
-        keep = np.unique(keep)
+        return scipy.linalg.eigh(hessian, subset_by_index=[0, k - 1])
+    if which == "largest":
+        return scipy.linalg.eigh(hessian, subset_by_index=[size - k, size - 1])
+    eigenvalues, eigenvectors = scipy.linalg.eigh(hessian)
+    # as eigsh's "BE": half from each end, the extra one from the top
+    low = k // 2
+    keep = np.unique(np.r_[np.arange(low), np.arange(size - (k - low), size)])
     return eigenvalues[keep], eigenvectors[:, keep]
 
 

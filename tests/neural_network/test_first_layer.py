@@ -340,3 +340,32 @@ def test_mlp_names_and_attributes():
     hidden = NUMPY_ACTIVATIONS["gelu"](X @ reg.coefs_[0] + reg.intercepts_[0])
     manual = hidden @ reg.coefs_[1] + reg.intercepts_[1]
     np.testing.assert_allclose(manual.ravel(), reg.predict(X), rtol=1e-10)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 10**6])
+def test_recorded_trajectory_equals_the_weights_step_by_step(chunk, monkeypatch):
+    """The test loss and overlap of ``history_``, evaluated a chunk of
+    iterations at a time, equal those of the weights after each step (the
+    weights replayed by a callback), whatever the chunk."""
+    from sklearn_pt.neural_network import _first_layer as module_file
+
+    X, y, theta = make_phase_retrieval(150, 12, random_state=0, return_directions=True)
+    weights = []
+    original = module_file._TrajectoryRecorder.record
+
+    def record(self):
+        weights.append(self.module.weight.detach().clone().numpy())
+        self._chunk = chunk
+        original(self)
+
+    monkeypatch.setattr(module_file._TrajectoryRecorder, "record", record)
+    est = FirstLayerGDRegressor(3, max_iter=20, random_state=0)
+    est.fit(X[:100], y[:100], eval_set=(X[100:], y[100:]), true_directions=theta)
+    assert len(est.history_["test_loss"]) == len(weights) == 21
+    a = est.second_layer_ / 3
+    for w, loss, overlap in zip(
+        weights, est.history_["test_loss"], est.history_["overlap"], strict=True
+    ):
+        outputs = torch.nn.functional.gelu(torch.as_tensor(X[100:] @ w.T)).numpy() @ a
+        assert loss == pytest.approx(0.5 * np.mean((outputs - y[100:]) ** 2), rel=1e-12)
+        assert overlap == pytest.approx(neuron_overlap(w, theta), rel=1e-12)

@@ -79,6 +79,28 @@ def test_hand_derived_products_equal_the_reference_hessian(activation):
         product = operator.product(torch.as_tensor(v)).numpy()
         scale = np.abs(reference @ v).max()
         np.testing.assert_allclose(product, reference @ v, rtol=0, atol=1e-12 * scale)
+    # Batched, as the dense Hessian takes them (rows V H), and the dense
+    # Hessian itself.
+    batch = operator.product(torch.as_tensor(directions), batched=True).numpy()
+    scale = np.abs(directions @ reference).max()
+    np.testing.assert_allclose(batch, directions @ reference, atol=1e-12 * scale)
+    scale = np.abs(reference).max()
+    np.testing.assert_allclose(operator.dense(), reference, atol=1e-12 * scale)
+
+
+@pytest.mark.parametrize("which", ["smallest", "largest"])
+def test_dense_eigenpairs_of_one_end_equal_the_full_decomposition(which):
+    """method="dense" asks LAPACK for one end only (by index); its eigenpairs
+    are those of the full decomposition of the reference Hessian."""
+    module, X, y = small_network()
+    values, vectors = np.linalg.eigh(reference_hessian(module, X, y))
+    k = 4
+    keep = slice(None, k) if which == "smallest" else slice(-k, None)
+    dense = hessian_spectrum(module, X, y, k=k, which=which, method="dense")
+    scale = np.abs(values).max()
+    np.testing.assert_allclose(dense.eigenvalues, values[keep], atol=1e-12 * scale)
+    cosines = np.abs(np.sum(dense.eigenvectors * vectors[:, keep], axis=0))
+    np.testing.assert_allclose(cosines, 1.0, atol=1e-8)
 
 
 @pytest.mark.parametrize("activation", list(ACTIVATIONS))
