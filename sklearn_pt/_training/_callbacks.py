@@ -26,13 +26,11 @@ import numpy as np
 import torch
 
 from ..exceptions import ConvergenceWarning, DivergenceError
-from ._losses import half_squared_error
 
 __all__ = [
     "Callback",
     "DivergenceCheck",
     "EarlyStopping",
-    "EvalSetRecorder",
     "FunctionCallback",
     "LossHistory",
     "MaxIterWarning",
@@ -294,40 +292,6 @@ class LossHistory(Callback):
             "iteration": np.arange(result.n_iter + 1),
             "train_loss": np.array([*result.loss_curve, self.final[k]]),
         }
-
-
-class EvalSetRecorder(Callback):
-    """The loss of a model on held-out data, before training and after each
-    iteration (one model): ``fitted_history()`` gives ``{key: values}``.
-
-    Parameters
-    ----------
-    module : torch.nn.Module
-        The model being trained.
-    X, y : Tensor
-        The held-out data, on the module's device and dtype.
-    loss : callable, default=half_squared_error
-    key : str, default="test_loss"
-    """
-
-    def __init__(self, module, X, y, *, loss=None, key="test_loss"):
-        self.module, self.X, self.y = module, X, y
-        self.loss = loss or half_squared_error
-        self.key = key
-        self.values: list[float] = []
-
-    def record(self) -> None:
-        with torch.no_grad():
-            self.values.append(float(self.loss(self.module(self.X), self.y)))
-
-    def on_train_begin(self, loop) -> None:
-        self.record()
-
-    def on_iteration_end(self, loop, k, loss):
-        self.record()
-
-    def fitted_history(self) -> dict:
-        return {self.key: np.array(self.values)}
 
 
 def default_callbacks(

@@ -419,7 +419,9 @@ def _hessian_outlier(module, weight, X, y, theta, width) -> tuple[float, ...]:
     """``(outlier eigenvalue, its overlap, bulk edge)`` of the training-risk
     Hessian at the first-layer weights ``weight``: :func:`pick_outlier` on
     its ``width + 1`` smallest eigenpairs, by Lanczos to :data:`HESSIAN_TOL`
-    within :data:`LANCZOS_RESTARTS` restarts per parameter, else dense."""
+    within :data:`LANCZOS_RESTARTS` restarts per parameter, else dense; in
+    float64 (the accuracy :data:`HESSIAN_TOL` asks for), whatever the fit's
+    dtype."""
     network = copy.deepcopy(module).to(torch.float64)
     network.weight.data.copy_(weight)
     size = sum(p.numel() for p in network.parameters() if p.requires_grad)

@@ -90,12 +90,19 @@ def neuron_overlap(weight, directions) -> float:
     W = np.asarray(weight, dtype=np.float64)
     Theta = np.asarray(directions, dtype=np.float64).reshape(W.shape[1], -1)
     if Theta.shape[1] == 1:
-        theta = Theta[:, 0] / np.linalg.norm(Theta[:, 0])
-        norms = np.linalg.norm(W, axis=1)
-        cosines = np.abs(W @ theta) / np.where(norms > 0, norms, 1.0)
-        return float(cosines.max())
+        return float(best_neuron_cosine(W, Theta[:, 0]))
     _, _, vt = np.linalg.svd(W, full_matrices=False)
     return subspace_overlap(vt[: min(Theta.shape[1], W.shape[0])].T, Theta)
+
+
+def best_neuron_cosine(weights: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """``max_j |<w_j, theta>| / (|w_j| |theta|)`` of first layers ``weights``
+    of shape ``(..., width, d)`` (one or stacked): :func:`neuron_overlap` for
+    one direction, of shape ``weights.shape[:-2]``."""
+    theta = theta / np.linalg.norm(theta)
+    norms = np.linalg.norm(weights, axis=-1)
+    cosines = np.abs(weights @ theta) / np.where(norms > 0, norms, 1.0)
+    return cosines.max(axis=-1)
 
 
 def eigenvector_overlap(

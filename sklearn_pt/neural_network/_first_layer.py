@@ -38,6 +38,7 @@ from .._training import (
 from ..decomposition import SpectralEstimator
 from ..feature_extraction._two_step_plan import check_width
 from ..metrics import neuron_overlap
+from ..metrics._overlap import best_neuron_cosine
 from ..nn import (
     ACTIVATIONS,
     FirstLayerNetwork,
@@ -600,10 +601,7 @@ def _neuron_overlaps(weights: np.ndarray, directions: np.ndarray) -> np.ndarray:
     W = np.asarray(weights, dtype=np.float64)
     if directions.shape[1] > 1:
         return np.array([neuron_overlap(w, directions) for w in W])
-    theta = directions[:, 0] / np.linalg.norm(directions[:, 0])
-    norms = np.linalg.norm(W, axis=2)
-    cosines = np.abs(W @ theta) / np.where(norms > 0, norms, 1.0)
-    return cosines.max(axis=1)
+    return best_neuron_cosine(W, directions[:, 0])
 
 
 class _HessianHistory(HessianMonitor):

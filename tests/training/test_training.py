@@ -288,24 +288,6 @@ def test_first_layer_stacked_gradient_equals_autograd(activation):
     assert not torch.allclose(weights["manual"], W)
 
 
-def test_eval_set_recorder_records_before_and_after_each_iteration():
-    from sklearn_pt._training import EvalSetRecorder
-
-    generator = torch.Generator().manual_seed(0)
-    module = torch.nn.Linear(3, 1, dtype=torch.float64)
-    X = torch.randn(30, 3, generator=generator, dtype=torch.float64)
-    y = X[:, :1] * 2.0
-    X_test, y_test = X[:10] + 0.1, y[:10]
-    with torch.no_grad():
-        start = float(0.5 * ((module(X_test) - y_test) ** 2).mean())
-    recorder = EvalSetRecorder(module, X_test, y_test)
-    stepper = FirstOrderStepper(module, X, y, solver="gd", learning_rate=0.1)
-    fit_loop(stepper, max_iter=4, callbacks=[DivergenceCheck(), recorder])
-    values = recorder.fitted_history()["test_loss"]
-    assert values.shape == (5,) and values[0] == pytest.approx(start)
-    assert values[-1] < values[0]
-
-
 def test_stacked_stepper_takes_per_model_data_in_full_batches_only():
     X = torch.zeros(3, 20, 5, dtype=torch.float64)
     with pytest.raises(ValueError, match="full-batch"):
