@@ -586,29 +586,34 @@ def _curves(table, value: str, **where) -> dict:
     return seed_curves(table, value, along="delta", by=GROUP)
 
 
-def _crossing(indicator, picks=slice(None)) -> float:
+def _crossing(indicator, picks=slice(None)) -> float | np.ndarray:
     """The delta at which the rate of ``indicator`` (a curve of
     :func:`_curves`) over the seeds ``picks`` first reaches :data:`LEVEL`,
     linearly interpolated (:func:`~sklearn_pt.model_selection.rate_crossing`);
-    inf when it never does."""
-    rates = np.nan_to_num(indicator.to_numpy(dtype=float)[:, picks]).mean(axis=1)
-    value = rate_crossing(indicator.index.to_numpy(), rates, LEVEL)
-    return math.inf if math.isnan(value) else value
+    inf when it never does. ``picks`` of shape ``(n_resamples, n_seeds)``
+    gives one crossing per resample."""
+    values = np.nan_to_num(indicator.to_numpy(dtype=float))
+    rates = values[:, picks].mean(axis=-1)  # (n_deltas,) or (n_deltas, n_resamples)
+    found = rate_crossing(indicator.index.to_numpy(), rates.T, LEVEL)
+    return np.where(np.isnan(found), np.inf, found)[()]
 
 
 def _over_seeds(statistic, n_seeds: int) -> Estimate:
     """``statistic(picks)`` of the seeds ``0 .. n_seeds - 1`` and its
     bootstrap interval, the seeds resampled together (at every delta, d and
-    configuration: they share their data, so differences are paired).
+    configuration: they share their data, so differences are paired);
+    ``statistic`` takes a batch of resamples, ``picks`` of shape
+    ``(n_resamples, n_seeds)``, and returns one value per resample.
 
     The interval is taken in ``arctan`` scale and mapped back, so that a
     replicate at +-inf (a rate that never crosses) orders and interpolates
     like a number; NaN replicates (inf - inf: neither crosses) are dropped.
     """
-    seeds = [np.arange(n_seeds)]
-    b = np.array(
-        bootstrap_interval(seeds, lambda p: math.atan(statistic(p.astype(int))))
-    )
+
+    def angle(picks, axis=-1):
+        return np.arctan(statistic(picks.astype(int)))
+
+    b = np.array(bootstrap_interval([np.arange(n_seeds)], angle, vectorized=True))
     ends = np.where(np.abs(b) == np.pi / 2, np.copysign(np.inf, b), np.tan(b))
     return Estimate(*ends)
 
@@ -617,9 +622,17 @@ def extrapolate_crossing(dims, crossings, exponent: float = QUOTED_EXPONENT):
     """Least-squares fit of ``crossing(d) = c_inf + b * d ** -exponent``
     over the finite crossings.
 
+    Parameters
+    ----------
+    dims : sequence of int
+    crossings : array-like of shape (n_dims,) or (n_dims, n_curves)
+        One crossing per d; several curves fitted at once along the second
+        axis.
+    exponent : float, default=QUOTED_EXPONENT
+
     Returns
     -------
-    (c_inf, b) : tuple of float
+    (c_inf, b) : tuple of float or of ndarray of shape (n_curves,)
         NaN with fewer than 2 finite crossings.
 
     Examples
@@ -630,12 +643,22 @@ def extrapolate_crossing(dims, crossings, exponent: float = QUOTED_EXPONENT):
     >>> round(c, 6), round(b, 6)
     (3.0, -10.0)
     """
-    dims, crossings = np.asarray(dims, dtype=float), np.asarray(crossings, dtype=float)
+    crossings = np.asarray(crossings, dtype=float)
+    x = np.asarray(dims, dtype=float).reshape((-1,) + (1,) * (crossings.ndim - 1))
+    x = np.broadcast_to(x**-exponent, crossings.shape)
     keep = np.isfinite(crossings)
-    if keep.sum() < 2:
-        return math.nan, math.nan
-    slope, intercept = np.polyfit(dims[keep] ** -exponent, crossings[keep], 1)
-    return float(intercept), float(slope)
+    count = keep.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        x_mean = np.where(keep, x, 0).sum(axis=0) / count
+        y_mean = np.where(keep, crossings, 0).sum(axis=0) / count
+        dx = np.where(keep, x - x_mean, 0)
+        dy = np.where(keep, crossings - y_mean, 0)
+        slope = (dx * dy).sum(axis=0) / (dx * dx).sum(axis=0)
+    intercept = y_mean - slope * x_mean
+    slope, intercept = (np.where(count >= 2, v, np.nan)[()] for v in (slope, intercept))
+    if crossings.ndim == 1:
+        return float(intercept), float(slope)
+    return intercept, slope
 
 
 def _by_width(table, method: str, kind: str) -> dict:
@@ -646,8 +669,8 @@ def _by_width(table, method: str, kind: str) -> dict:
     return out
 
 
-def _c_inf(by_d: dict, picks=slice(None), exponent=QUOTED_EXPONENT) -> float:
-    crossings = [_crossing(curve, picks) for curve in by_d.values()]
+def _c_inf(by_d: dict, picks=slice(None), exponent=QUOTED_EXPONENT):
+    crossings = np.array([_crossing(curve, picks) for curve in by_d.values()])
     return extrapolate_crossing(list(by_d), crossings, exponent)[0]
 
 
@@ -713,8 +736,9 @@ def _threshold_claim(method: str, kind: str) -> Claim:
     )
 
 
-def _difference(low, high, picks) -> float:
-    return _crossing(high, picks) - _crossing(low, picks)
+def _difference(low, high, picks):
+    with np.errstate(invalid="ignore"):  # inf - inf: neither crosses
+        return _crossing(high, picks) - _crossing(low, picks)
 
 
 def _transition(table) -> dict:

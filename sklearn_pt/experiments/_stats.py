@@ -105,6 +105,7 @@ def bootstrap_interval(
     samples: Sequence[float] | np.ndarray | Sequence[np.ndarray],
     statistic: Callable[..., float] | None = None,
     *,
+    vectorized: bool = False,
     random_state: int = 0,
 ) -> Estimate:
     """A statistic of seeds' values and its percentile bootstrap interval
@@ -118,6 +119,10 @@ def bootstrap_interval(
     statistic : callable, default=None
         Of one resampled array per sample (``statistic(*arrays)``); None is
         the mean of a single sample.
+    vectorized : bool, default=False
+        Whether ``statistic(*arrays, axis=-1)`` takes a batch of resamples
+        at once (arrays of shape ``(n_resamples, n_seeds)``) and returns one
+        value per resample; the resamples drawn are the same either way.
     random_state : int, default=0
         Seed of the local generator.
 
@@ -144,7 +149,6 @@ def bootstrap_interval(
         vectorized = True
     else:
         data = tuple(np.asarray(sample, dtype=float) for sample in samples)
-        vectorized = False
     if any(sample.size == 0 for sample in data):
         raise ValueError("bootstrap_interval needs at least one value per sample.")
     value = float(statistic(*data))

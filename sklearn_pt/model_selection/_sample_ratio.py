@@ -124,8 +124,8 @@ def _stacked_sweep_unsupported(estimator) -> str | None:
 
 
 def rate_crossing(
-    deltas: Sequence[float], rates: Sequence[float], level: float = 0.5
-) -> float:
+    deltas: Sequence[float], rates: Sequence[float] | np.ndarray, level: float = 0.5
+) -> float | np.ndarray:
     """The delta at which a success rate first reaches ``level``.
 
     Linear interpolation between the two grid points around the first
@@ -135,15 +135,15 @@ def rate_crossing(
     ----------
     deltas : sequence of float
         Increasing grid.
-    rates : sequence of float
-        Success rate at each delta.
+    rates : array-like of shape (n_deltas,) or (..., n_deltas)
+        Success rate at each delta; several curves along the leading axes.
     level : float, default=0.5
 
     Returns
     -------
-    float
+    float or ndarray of shape (...)
         ``deltas[0]`` if the rate starts at or above ``level``; NaN if it
-        never reaches it.
+        never reaches it. One value per curve.
 
     Examples
     --------
@@ -152,14 +152,21 @@ def rate_crossing(
     3.0
     >>> rate_crossing([1.0, 2.0], [0.0, 0.25])
     nan
+    >>> rate_crossing([1.0, 2.0], [[0.0, 0.5], [0.5, 1.0], [0.0, 0.0]])
+    array([ 2.,  1., nan])
     """
-    if rates[0] >= level:
-        return float(deltas[0])
-    for i in range(1, len(deltas)):
-        if rates[i] >= level > rates[i - 1]:
-            t = (level - rates[i - 1]) / (rates[i] - rates[i - 1])
-            return float(deltas[i - 1] + t * (deltas[i] - deltas[i - 1]))
-    return float("nan")
+    deltas, rates = np.asarray(deltas, dtype=float), np.asarray(rates, dtype=float)
+    reached = rates >= level
+    # The first delta at or above the level; the one before it is below.
+    first = np.argmax(reached, axis=-1)
+    before = np.maximum(first - 1, 0)
+    low = np.take_along_axis(rates, before[..., None], axis=-1)[..., 0]
+    high = np.take_along_axis(rates, first[..., None], axis=-1)[..., 0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.where(first > 0, (level - low) / (high - low), 0.0)
+    found = deltas[before] + t * (deltas[first] - deltas[before])
+    found = np.where(reached.any(axis=-1), found, np.nan)
+    return float(found) if found.ndim == 0 else found
 
 
 def _conditions(estimator, n_features, criterion, success) -> dict:
@@ -425,7 +432,7 @@ def _bootstrap_crossings(deltas, successes, level, n_bootstrap, rng) -> np.ndarr
     n_repeats = successes.shape[1]
     picks = rng.integers(0, n_repeats, size=(n_bootstrap, n_repeats))
     rates = successes[:, picks].mean(axis=2).T  # (n_bootstrap, n_deltas)
-    return np.array([rate_crossing(deltas, row, level) for row in rates])
+    return rate_crossing(deltas, rates, level)
 
 
 def sample_ratio_threshold(

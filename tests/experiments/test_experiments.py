@@ -96,6 +96,31 @@ def test_crossing_interpolates_between_grid_points():
     assert math.isnan(crossing([1.0, 2.0], [0.0, 0.25]))
 
 
+def _first_crossing(deltas, rates, level=0.5):
+    """The definition, one curve at a time: the first grid interval the
+    rate crosses the level in, from below."""
+    if rates[0] >= level:
+        return deltas[0]
+    for i in range(1, len(deltas)):
+        if rates[i] >= level > rates[i - 1]:
+            t = (level - rates[i - 1]) / (rates[i] - rates[i - 1])
+            return deltas[i - 1] + t * (deltas[i] - deltas[i - 1])
+    return math.nan
+
+
+def test_crossing_of_many_curves_equals_the_definition_curve_by_curve():
+    rng = np.random.default_rng(0)
+    deltas = [1.0, 2.0, 3.0, 4.0, 6.0]
+    # rates on a coarse grid, so that ties with the level, starts above it
+    # and curves that never reach it all occur
+    rates = rng.integers(0, 5, size=(3, 40, len(deltas))) / 4
+    batched = crossing(deltas, rates)
+    assert batched.shape == (3, 40)
+    one_by_one = [[_first_crossing(deltas, row) for row in block] for block in rates]
+    np.testing.assert_array_equal(batched, one_by_one)
+    assert np.isnan(batched).any() and (batched == deltas[0]).any()
+
+
 def test_partial_shares_and_theory_agree_with_the_table(partial_tiny):
     table = partial_tiny.table
     assert set(table.selection) == {"leverage", "random"}

@@ -24,6 +24,7 @@ from sklearn_pt.experiments import (
     FEATURE_LEARNING,
     VERDICTS,
     Estimate,
+    bootstrap_interval,
     judge,
     run,
 )
@@ -322,13 +323,23 @@ def test_figure_draws_every_panel(tiny):
 # --------------------------------------------------------------------------
 def test_over_seeds_resamples_the_seeds_and_keeps_infinities():
     values = np.array([1.0, 2.0, 3.0, 4.0])
-    mean = _over_seeds(lambda picks: values[picks].mean(), 4)
+    mean = _over_seeds(lambda picks: values[picks].mean(axis=-1), 4)
     assert mean.value == pytest.approx(2.5) and 1.0 <= mean.low < 2.5 < mean.high
+    # the same interval as the statistic evaluated one resample at a time
+    seeds = [np.arange(4)]
+    angles = bootstrap_interval(
+        seeds, lambda p: math.atan(values[p.astype(int)].mean())
+    )
+    assert mean == pytest.approx(tuple(np.tan(angles)), rel=1e-12)
+
+    def constant(value):
+        return lambda picks: np.full(picks.shape[:-1], value)
+
     # A statistic at -inf on every resample (a rate that never crosses) is an
     # interval at -inf, not NaN.
-    assert _over_seeds(lambda picks: -math.inf, 4) == (-math.inf,) * 3
+    assert _over_seeds(constant(-math.inf), 4) == (-math.inf,) * 3
     # NaN resamples (inf - inf) are dropped; all NaN leaves no interval.
-    assert all(math.isnan(v) for v in _over_seeds(lambda picks: math.nan, 4)[1:])
+    assert all(math.isnan(v) for v in _over_seeds(constant(math.nan), 4)[1:])
 
 
 def test_informative_and_chain_tests():
