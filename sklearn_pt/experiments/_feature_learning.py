@@ -79,27 +79,9 @@ random direction); see :func:`outlier_found`."""
 HESSIAN_SEPARATION = 0.35
 """The outlier's eigenvalue must lie below the bulk edge by more than
 :func:`separation_margin` ``|bulk edge|``: this fraction at d = 100,
-shrinking like ``(d / 100) ** -EDGE_EXPONENT`` (:func:`outlier_found`).
-Measured on dense spectra at the end of the projected first phase
-(quadratic delta 1, 2, 6, 8; GeLU 2, 4, 8, 12; widths 2, 4; seeds 0-5 at
-d = 100 and 200, 96 spectra each; quadratic m = 4, 8 and GeLU m = 4, 42
-spectra at d = 400): the 95th percentile of the bulk's own first gap,
-``(lambda_{m+2} - lambda_{m+1}) / |lambda_{m+1}|``, is 0.345, 0.228, 0.132
-at d = 100, 200, 400 (medians 0.118, 0.082, 0.031), and 0.35 (d / 100) **
--2/3 gives 0.35, 0.22, 0.14: a bulk eigenvalue sticks out that far in about
-1 spectrum of 20 at every d. A fixed fraction would not: 0.3 is the bulk's
-95th percentile at d = 100 but 2.3 times it at d = 400, where it rejected
-candidates 0.20-0.29 ``|edge|`` out (overlap 0.54-0.63), and so raised
-delta_H with d by itself (on the former code's ``--scale medium`` CSV,
-d = 400: 5.00 -> 5.33 at m = 4, 2.20 -> 2.33 at m = 8; this margin leaves
-every quadratic delta_H of that CSV as it was). Where the outlier is
-plain (quadratic, m = 4, delta = 6, 8, d = 100: overlap 0.57-0.84) its gap
-is 0.51-2.08 ``|edge|``; below the threshold an eigenvector of the bulk
-overlaps theta* by 0.505 at a gap of 0.07 (quadratic, m = 4, d = 100,
-delta = 1, seed 1 of the test): the theta* direction spread over
-near-degenerate edge eigenvectors, not an outlier. Of the 50 of these 234
-spectra with a negative candidate overlapping theta* by more than 0.5, the
-margin rules out 4 (GeLU, d = 100, overlap 0.50-0.55, gaps 0.12-0.31)."""
+shrinking like ``(d / 100) ** -EDGE_EXPONENT`` (:func:`outlier_found`), so
+that a bulk eigenvalue sticks out that far in about 1 spectrum of 20 at every
+d (the measurement: :ref:`defaults_feature_learning_hessian`)."""
 EDGE_EXPONENT = 2 / 3
 """The bulk edge's fluctuations shrink like ``N ** -2/3`` (Tracy-Widom
 scaling at a soft edge; here N = m d at fixed m), and so does the margin
@@ -114,29 +96,16 @@ OUTLIER_RULE = (
 summary state it."""
 HESSIAN_TOL = 1e-10
 """Lanczos accuracy of the Hessian eigenpairs, relative to ``||H||``
-(:func:`~sklearn_pt.spectral.hessian_spectrum`). Against dense ``eigh`` on
-the 192 spectra of :data:`HESSIAN_SEPARATION`, at 1e-4 the bulk edge was off
-by up to 35% (d = 100; 22% at d = 200) and the outlier's overlap by up to
-0.11; at 1e-8 and below the eigenvalues agree to 1e-13 ``||H||`` and the
-overlaps to 1e-7 (1e-8), 4e-10 (1e-10). Two runs of ``--scale small``
-(438 rows) differ, in 3 rows, by up to 4% (bulk edge) at 1e-4, by 6e-8
-(relative, overlap) at 1e-8, and by at most 7e-12 in every column at 1e-10
-(1e-12 is no closer: 3e-11); with the dense fallback of
-:data:`LANCZOS_RESTARTS` the two CSVs are byte-identical, and two runs of
-``--scale medium`` (1616 rows) differ in 3 rows by at most 4e-12. Cost over the
-small run's 270 spectra (one thread): 48308 Hessian products, 5.9 s at
-1e-4; 95792, 9.7 s at 1e-8; 126694, 11.7 s at 1e-10."""
+(:func:`~sklearn_pt.spectral.hessian_spectrum`): the loosest at which the
+reproduction's columns no longer move
+(:ref:`defaults_feature_learning_hessian`)."""
 LANCZOS_RESTARTS = 0.05
 """Lanczos restarts allowed per trained parameter before the Hessian's
-eigenpairs are computed densely instead (``scipy.linalg.eigh``, exact). A
-cluster of near-degenerate bottom eigenvalues (e.g. quadratic, m = 8,
-d = 100, delta = 1: the 12 smallest within 0.00016 of each other while
-``||H|| = 5.8``) can keep ARPACK from reaching :data:`HESSIAN_TOL` at all
-(8000 restarts, 14 s); a dense spectrum of that size (800) takes 0.3 s.
-One restart is 20-30 products, so 0.05 per parameter is 1-1.5 products
-per parameter, near the cost of the dense Hessian. At ``--scale small``, 29
-of 270 spectra fall back to dense; the Hessians take 10.8 s in all (11.7 s
-with Lanczos alone, 5.9 s at tol 1e-4; one thread)."""
+eigenpairs are computed densely instead (``scipy.linalg.eigh``, exact): a
+cluster of near-degenerate bottom eigenvalues can keep ARPACK from reaching
+:data:`HESSIAN_TOL` at all, and 0.05 restarts per parameter (1 to 1.5
+products each) costs about what the dense Hessian does
+(:ref:`defaults_feature_learning_hessian`)."""
 PLATEAU_FRACTION = 0.5
 """Grokking: the plateau lasts until the test loss falls below this fraction
 of its value at initialisation."""
