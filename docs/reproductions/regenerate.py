@@ -6,6 +6,7 @@ to ``medium/run.json``), then writes one page per paper from those files::
 
     python docs/reproductions/regenerate.py           # the run, then the pages
     python docs/reproductions/regenerate.py --pages   # the pages from the committed run
+    python docs/reproductions/regenerate.py --only two-step  # one experiment again
 
 A page's verdicts are :func:`~sklearn_pt.experiments.judge` of the
 committed CSV, never copied from a run's output: ``--pages`` after a change
@@ -86,11 +87,7 @@ def _machine() -> str:
     return f"{model}, {os.cpu_count()} cores, {platform.system()}"
 
 
-def run_medium(n_jobs: int | None = None, outputs: Path = OUTPUTS) -> dict:
-    """Run every experiment at :data:`SCALE` into ``outputs``; the record of
-    the run (``run.json``)."""
-    import torch
-
+def _commit() -> str:
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"],
         capture_output=True,
@@ -98,10 +95,23 @@ def run_medium(n_jobs: int | None = None, outputs: Path = OUTPUTS) -> dict:
         cwd=HERE,
         check=False,
     ).stdout.strip()
+    return commit or "unknown"
+
+
+def run_medium(
+    n_jobs: int | None = None,
+    outputs: Path = OUTPUTS,
+    names: list[str] | None = None,
+) -> dict:
+    """Run the experiments ``names`` (None: every one) at :data:`SCALE` into
+    ``outputs``; the record of the run (``run.json``). A partial run keeps
+    the record of the others and notes its own commit per experiment."""
+    import torch
+
     record = {
         "command": COMMAND,
         "scale": SCALE,
-        "commit": commit or "unknown",
+        "commit": _commit(),
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "machine": _machine(),
         "torch": torch.__version__,
@@ -111,8 +121,13 @@ def run_medium(n_jobs: int | None = None, outputs: Path = OUTPUTS) -> dict:
         else n_jobs,
         "seconds": {},
     }
-    for name, experiment in EXPERIMENTS.items():
-        result = run(experiment, scale=SCALE, n_jobs=n_jobs)
+    if names is not None:
+        previous = json.loads((outputs / "run.json").read_text())
+        commits = previous.get("commits", {})
+        commits.update(dict.fromkeys(names, record["commit"]))
+        record = previous | {"commits": commits, "date": record["date"]}
+    for name in EXPERIMENTS if names is None else names:
+        result = run(EXPERIMENTS[name], scale=SCALE, n_jobs=n_jobs)
         result.write(outputs)
         record["seconds"][name] = round(result.seconds, 1)
         print(f"{name}: {result.seconds:.1f} s", flush=True)
@@ -132,6 +147,9 @@ def render(page: str, outputs: Path = OUTPUTS) -> str:
     record = json.loads((outputs / "run.json").read_text())
     relative = outputs.relative_to(HERE).as_posix()
     total = sum(record["seconds"][name] for name in names)
+    commits = sorted(
+        {record.get("commits", {}).get(n, record["commit"]) for n in names}
+    )
     lines = [
         f".. This page is written by {COMMAND}; do not edit it.",
         "",
@@ -144,7 +162,8 @@ def render(page: str, outputs: Path = OUTPUTS) -> str:
         "committed CSV by the rule its line states. Measured on "
         f"{_escape(record['machine'])} (device {record['device']}, torch "
         f"{record['torch']}, joblib jobs: {record['n_jobs']}) at commit "
-        f"``{record['commit']}`` on {record['date']} by ``{record['command']}``: "
+        + ", ".join(f"``{commit}``" for commit in commits)
+        + f" on {record['date']} by ``{record['command']}``: "
         f"{_minutes(total)} of wall time for this page's {len(names)} experiment"
         + ("s" if len(names) > 1 else "")
         + ". Regenerate the run and every page with ``"
@@ -192,10 +211,16 @@ def main(argv: list[str] | None = None) -> None:
         help="write the pages from the committed run only (no fits)",
     )
     parser.add_argument("--n-jobs", type=int, default=None, help="joblib workers")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=sorted(EXPERIMENTS),
+        help="run these experiments only, keeping the committed run of the others",
+    )
     args = parser.parse_args(argv)
     if not args.pages:
         OUTPUTS.mkdir(parents=True, exist_ok=True)
-        run_medium(args.n_jobs)
+        run_medium(args.n_jobs, names=args.only)
     for path in write_pages():
         print(f"wrote {path.relative_to(HERE.parent.parent)}")
 

@@ -573,37 +573,115 @@ def smoothed_derivative(
     scale = np.broadcast_to(np.asarray(scales, dtype=np.float64), matrix.shape[:1])
     if not np.all(scale > 0):
         raise ValueError("scales must be positive (pre-activation widths).")
+    table = _smoothing_table(
+        activation, delta.min(initial=0.0), delta.max(initial=0.0), scale
+    )
+    return _look_up(table, matrix).reshape(delta.shape)
+
+
+def _smoothing_table(activation, low: float, high: float, scales, size: int = 401):
+    """``m(s_j, Delta)`` of :func:`smoothed_derivative` on ``size`` shifts
+    spanning ``[low, high]``, one row per scale ``s_j``: ``(grid, rows)``."""
     z, weights = _gaussian_rule(panels=10)
-    grid = np.linspace(delta.min(initial=0.0), delta.max(initial=0.0) + 1e-12, 401)
-    widths = np.linspace(scale.min(), scale.max() + 1e-12, 9)
+    grid = np.linspace(low, high + 1e-12, size)
+    widths = np.linspace(scales.min(), scales.max() + 1e-12, 9)
     points = widths[:, None, None] * z + grid[None, :, None]
     values = _evaluate_activation(activation, points.ravel()).reshape(points.shape)
     table = values @ (weights * z) / widths[:, None]  # (scales, shifts)
-    position = np.interp(scale, widths, np.arange(widths.size))
-    low = np.minimum(position.astype(int), widths.size - 2)
-    frac = (position - low)[:, None]
-    rows = (1 - frac) * table[low] + frac * table[low + 1]  # (N, shifts)
-    step = np.interp(matrix, grid, np.arange(grid.size))
-    left = np.minimum(step.astype(int), grid.size - 2)
+    position = np.interp(scales, widths, np.arange(widths.size))
+    below = np.minimum(position.astype(int), widths.size - 2)
+    frac = (position - below)[:, None]
+    return grid, (1 - frac) * table[below] + frac * table[below + 1]
+
+
+def _look_up(table, shifts: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Row ``j`` of ``shifts`` interpolated linearly in row ``j`` of the
+    table of :func:`_smoothing_table`."""
+    grid, rows = table
+    step = np.clip((shifts - grid[0]) / (grid[1] - grid[0]), 0, grid.size - 1)
+    left = np.minimum(step.astype(np.intp), grid.size - 2)
     t = step - left
-    out = (1 - t) * np.take_along_axis(rows, left, 1) + t * np.take_along_axis(
-        rows, left + 1, 1
-    )
-    return out.reshape(delta.shape)
+    left += np.arange(rows.shape[0])[:, None] * rows.shape[1]
+    flat = rows.ravel()
+    below = flat[left]
+    return below + t * (flat[left + 1] - below)
+
+
+def _derivative(activation, pre: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``sigma'(pre)`` elementwise: the registry's closed form, else autograd."""
+    import torch
+
+    from ..nn import activation_function
+    from ..nn._activations import activation_derivative
+
+    function = activation_function(activation)
+    z = torch.as_tensor(pre, dtype=torch.float64)
+    closed_form = activation_derivative(function)
+    if closed_form is not None:
+        return closed_form(z).numpy()
+    z.requires_grad_(True)
+    function(z).sum().backward()
+    return z.grad.numpy()
 
 
 def _first_step(initial, X, y, a, eta, activation) -> NDArray[np.float64]:
     """``W_1 = W_0 + eta diag(a) sigma'(W_0 X^T) diag(y) X / (n sqrt(N))``,
-    the correlation-loss step, with ``sigma'`` from autograd."""
-    import torch
-
-    from ..nn import activation_function
-
-    pre = torch.as_tensor(X @ initial.T, dtype=torch.float64).requires_grad_(True)
-    activation_function(activation)(pre).sum().backward()
-    derivative = pre.grad.numpy().T  # (N, n)
+    the correlation-loss step."""
+    derivative = _derivative(activation, initial @ X.T)  # (N, n)
     step = (a[:, None] * derivative * y[None, :]) @ X / (X.shape[0] * np.sqrt(a.size))
     return initial + eta * step
+
+
+_SELF_TERM_NODES = 16
+"""Gauss--Hermite nodes of the average over the initial pre-activation in
+the reused batch's self term (:func:`_reused_smoothed_derivative`)."""
+_MIN_CROSS_WIDTH = 1e-3
+"""Smallest width of the cross part of step 1 in that average (a narrower
+one smooths nothing that matters)."""
+
+
+def _reused_smoothed_derivative(activation, initial, X, y, a, eta1, c1):
+    """``E[sigma'(h_ij)]`` of step 2 on the batch of step 1, with the sample's
+    own term of step 1 kept exact.
+
+    ``h_ij = w_j . x_i`` after step 1 is ``u + kappa_ij sigma'(u) +
+    Delta_ij^(-i) + xi``: ``u = w0_j . x_i ~ N(0, |w0_j|^2 |x_i|^2 / d)``,
+    the self term ``kappa_ij = eta_1 a_j y_i |x_i|^2 / (n sqrt(N))`` (sample
+    ``i``'s own share of step 1, a function of ``u``), the mean move of the
+    other samples ``Delta_ij^(-i) = eta_1 mu_1 a_j (beta_1 . x_i - y_i
+    |x_i|^2 / n) / sqrt(N)`` and the rest of step 1's full-rank part
+    ``xi ~ N(0, v_j)``, ``v_j = |W_1 - S_1 - W_0|_j^2 |x|^2 / d``. The mean
+    over ``xi`` is :func:`smoothed_derivative`; the mean over ``u`` is a
+    Gauss--Hermite rule."""
+    n, d = X.shape
+    root_width = np.sqrt(a.size)
+    squared_norms = np.sum(X * X, axis=1)
+    beta = X.T @ y / n
+    others = X @ beta - y * squared_norms / n
+    shift = np.outer(eta1 * c1 * a / root_width, others)
+    self_term = np.outer(eta1 * a / root_width, y * squared_norms / n)
+    first = np.outer(eta1 * c1 * a / root_width, beta)
+    cross = _first_step(initial, X, y, a, eta1, activation) - first - initial
+    cross_widths = np.maximum(
+        np.linalg.norm(cross, axis=1) * np.sqrt(squared_norms.mean() / d),
+        _MIN_CROSS_WIDTH,
+    )
+    input_scale = np.sqrt(squared_norms.mean() / d)
+    spread = np.linalg.norm(initial, axis=1) * input_scale  # sd of u, per row
+    nodes, weights = hermite_e.hermegauss(_SELF_TERM_NODES)
+    weights = weights / weights.sum()
+    u = np.outer(spread, nodes)  # (N, nodes)
+    slopes = _derivative(activation, u)
+    # every h below lies within |u| + |kappa| max |sigma'(u)| of the shift
+    margin = np.abs(u).max() + np.abs(self_term).max() * np.abs(slopes).max()
+    table = _smoothing_table(
+        activation, shift.min() - margin, shift.max() + margin, cross_widths, 1001
+    )
+    mean = np.zeros_like(shift)
+    for k, weight in enumerate(weights):
+        h = u[:, k : k + 1] + self_term * slopes[:, k : k + 1] + shift
+        mean += weight * _look_up(table, h)
+    return mean
 
 
 def two_step_signal(
@@ -637,7 +715,15 @@ def two_step_signal(
     ``|x| / sqrt(d)``) come from the exact first step; step 1's full-rank
     part widens the rows with a large ``|a_j|`` most, which smooths away
     the higher orders exactly where their left vectors ``a^(k+1)`` live.
-    Without, ``s_j = 1`` (the initialisation's width).
+    Without, ``s_j = 1`` (the initialisation's width). With
+    ``initial_weights`` and a reused batch, sample ``i``'s own term of
+    step 1 is not independent of ``r_j . x_i``: it moves ``w_j . x_i`` by
+    ``kappa_ij sigma'(w0_j . x_i)``, ``kappa_ij = eta_1 a_j y_i |x_i|^2 /
+    (n sqrt(N))``, of the order of ``Delta`` where ``n ~ d``. That term is
+    kept exact inside the average over ``w0_j . x_i ~ N(0, |w0_j|^2 |x_i|^2
+    / d)`` (a Gauss--Hermite rule), and the rest of step 1's full-rank part
+    smooths it as above; replacing it by its mean ``mu_1`` overstates the
+    top singular values of ``S_2`` (:ref:`defaults_two_step_signal`).
     Expanding ``m`` in ``Delta`` gives the orders of :func:`spike_count`:
 
     ``T_k = eta_2 (mu_{k+1} / k!) (eta_1 mu_1)^k N^(-(k+1)/2) a^(k+1) v_k^T``,
@@ -706,13 +792,20 @@ def two_step_signal(
     first = np.outer(eta1 * c[1] * a / root_width, beta)
     projection = X2 @ beta
     move = eta1 * c[1] / root_width
-    widths = np.ones(a.size)
-    if initial_weights is not None:
+    reused = X1.shape == X2.shape and np.array_equal(X1, X2)
+    if initial_weights is None:
+        smoothed = smoothed_derivative(activation, np.outer(move * a, projection))
+    elif reused:
+        W0 = np.asarray(initial_weights, dtype=np.float64)
+        smoothed = _reused_smoothed_derivative(activation, W0, X1, y1, a, eta1, c[1])
+    else:
         W0 = np.asarray(initial_weights, dtype=np.float64)
         residual = _first_step(W0, X1, y1, a, eta1, activation) - first
         input_scale = np.sqrt(np.mean(np.sum(X2 * X2, axis=1)) / X2.shape[1])
         widths = np.linalg.norm(residual, axis=1) * input_scale
-    smoothed = smoothed_derivative(activation, np.outer(move * a, projection), widths)
+        smoothed = smoothed_derivative(
+            activation, np.outer(move * a, projection), widths
+        )
     second = first + (eta2 / (X2.shape[0] * root_width)) * (
         (a[:, None] * smoothed) @ (y2[:, None] * X2)
     )

@@ -138,11 +138,14 @@ def test_tanh_reused_batch_aligns_step_two_with_he3_over_paired_seeds():
 
 def test_finite_n_prediction_counts_where_lambda_does_not():
     """N = n = d = 300, sincos, seeds 0-1, the six cells of the small grid
-    where Lambda and the finite-N prediction differ. Measured when written:
-    the prediction exact in 8 of 12 runs (total |error| 4), Lambda in 0 of
-    12 (total 17): near a boundary a strength of order one adds an outlier
+    where Lambda and the finite-N prediction differ. Measured when written
+    (the reused batch's self term kept exact in two_step_signal): the
+    prediction exact in 5 of 12 runs (total |error| 8), Lambda in 0 of 12
+    (total 17): near a boundary a strength of order one adds an outlier
     Lambda does not count, and at alpha1 = 0.375 step 1's full-rank part
-    smooths the higher orders away."""
+    smooths the higher orders away. Before the self term it was exact in 8
+    of these 12 (total 4) and worse on the medium grid at every N
+    (:ref:`defaults_two_step_signal`)."""
     cells = [(0.1, 0.35), (0.25, 0.2), (0.25, 0.45), (0.375, 0.2), (0.375, 0.35)]
     cells.append((0.375, 0.45))
     lam, measured, finite = [], [], []
@@ -155,7 +158,7 @@ def test_finite_n_prediction_counts_where_lambda_does_not():
             finite.append(out["finite_n"])
     lam, measured, finite = map(np.array, (lam, measured, finite))
     assert np.all(lam != finite)  # the cells where the two predictions differ
-    assert np.sum(measured == finite) >= 6
+    assert np.sum(measured == finite) >= 5
     assert np.abs(measured - finite).sum() < np.abs(measured - lam).sum() / 2
 
 
