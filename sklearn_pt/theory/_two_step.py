@@ -677,11 +677,37 @@ def _reused_smoothed_derivative(activation, initial, X, y, a, eta1, c1):
     table = _smoothing_table(
         activation, shift.min() - margin, shift.max() + margin, cross_widths, 1001
     )
-    mean = np.zeros_like(shift)
+    return _average_look_up(table, shift, self_term, u, slopes, weights)
+
+
+def _average_look_up(table, shift, self_term, u, slopes, weights):
+    """``sum_k weights[k] * m(shift + u[:, k] + self_term * slopes[:, k])``,
+    ``m`` looked up in ``table`` as :func:`_look_up` does, in table-index
+    units with in-place tensor operations (the (N, n) passes are
+    memory-bound)."""
+    import torch
+
+    grid, rows = table
+    spacing, top = grid[1] - grid[0], grid.size - 1
+    values = torch.as_tensor(rows)
+    slopes_of_rows = values[:, 1:] - values[:, :-1]
+    base = torch.as_tensor((shift - grid[0]) / spacing)
+    kappa = torch.as_tensor(self_term / spacing)
+    offsets = torch.as_tensor(u / spacing)
+    slopes = torch.as_tensor(slopes)
+    mean = torch.zeros_like(base)
+    position = torch.empty_like(base)
     for k, weight in enumerate(weights):
-        h = u[:, k : k + 1] + self_term * slopes[:, k : k + 1] + shift
-        mean += weight * _look_up(table, h)
-    return mean
+        torch.addcmul(base, kappa, slopes[:, k : k + 1], out=position)
+        position.add_(offsets[:, k : k + 1]).clamp_(0, top)
+        left = position.floor().clamp_(max=top - 1)
+        position.sub_(left)
+        index = left.long()
+        below = values.gather(1, index)
+        mean.add_(
+            below.addcmul_(position, slopes_of_rows.gather(1, index)), alpha=weight
+        )
+    return mean.numpy()
 
 
 def two_step_signal(
