@@ -645,7 +645,8 @@ def _reused_smoothed_derivative(activation, initial, X, y, a, eta1, c1):
     own term of step 1 kept exact.
 
     ``h_ij = w_j . x_i`` after step 1 is ``u + kappa_ij sigma'(u) +
-    Delta_ij^(-i) + xi``: ``u = w0_j . x_i ~ N(0, |w0_j|^2 |x_i|^2 / d)``,
+    Delta_ij^(-i) + xi``: ``u = w0_j . x_i ~ N(0, |w0_j|^2 |x|^2 / d)``
+    (``|x|^2`` the batch's mean),
     the self term ``kappa_ij = eta_1 a_j y_i |x_i|^2 / (n sqrt(N))`` (sample
     ``i``'s own share of step 1, a function of ``u``), the mean move of the
     other samples ``Delta_ij^(-i) = eta_1 mu_1 a_j (beta_1 . x_i - y_i
@@ -662,11 +663,10 @@ def _reused_smoothed_derivative(activation, initial, X, y, a, eta1, c1):
     self_term = np.outer(eta1 * a / root_width, y * squared_norms / n)
     first = np.outer(eta1 * c1 * a / root_width, beta)
     cross = _first_step(initial, X, y, a, eta1, activation) - first - initial
-    cross_widths = np.maximum(
-        np.linalg.norm(cross, axis=1) * np.sqrt(squared_norms.mean() / d),
-        _MIN_CROSS_WIDTH,
-    )
     input_scale = np.sqrt(squared_norms.mean() / d)
+    cross_widths = np.maximum(
+        np.linalg.norm(cross, axis=1) * input_scale, _MIN_CROSS_WIDTH
+    )
     spread = np.linalg.norm(initial, axis=1) * input_scale  # sd of u, per row
     nodes, weights = hermite_e.hermegauss(_SELF_TERM_NODES)
     weights = weights / weights.sum()
@@ -746,8 +746,8 @@ def two_step_signal(
     step 1 is not independent of ``r_j . x_i``: it moves ``w_j . x_i`` by
     ``kappa_ij sigma'(w0_j . x_i)``, ``kappa_ij = eta_1 a_j y_i |x_i|^2 /
     (n sqrt(N))``, of the order of ``Delta`` where ``n ~ d``. That term is
-    kept exact inside the average over ``w0_j . x_i ~ N(0, |w0_j|^2 |x_i|^2
-    / d)`` (a Gauss--Hermite rule), and the rest of step 1's full-rank part
+    kept exact inside the average over ``w0_j . x_i ~ N(0, |w0_j|^2 |x|^2 /
+    d)`` (a Gauss--Hermite rule), and the rest of step 1's full-rank part
     smooths it as above; replacing it by its mean ``mu_1`` overstates the
     top singular values of ``S_2`` (:ref:`defaults_two_step_signal`).
     Expanding ``m`` in ``Delta`` gives the orders of :func:`spike_count`:

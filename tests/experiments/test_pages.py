@@ -72,3 +72,34 @@ def test_to_rst_keeps_emphasis_and_escapes_markup():
         r"**Mixed**: \|P theta\| on W\_2, *d* = 4, ``code`` and 2 \* 3 ~ x\_"
     )
     assert _unescape(rst) == line
+
+
+def test_a_partial_run_keeps_the_others_and_notes_its_commit(tmp_path, monkeypatch):
+    """``--only NAME``: only NAME runs; the record keeps the other
+    experiments' seconds and the run's commit, and notes NAME's own commit
+    (no fit: the runner is replaced)."""
+    import json
+
+    regenerate = _regenerate()
+    previous = {"commit": "aaaaaaa", "seconds": dict.fromkeys(EXPERIMENTS, 1.0)}
+    (tmp_path / "run.json").write_text(json.dumps(previous))
+    ran = []
+
+    class Result:
+        seconds = 2.5
+
+        def write(self, outputs):
+            assert outputs == tmp_path
+
+    def fake_run(experiment, **kwargs):
+        ran.append(experiment.name)
+        return Result()
+
+    monkeypatch.setattr(regenerate, "run", fake_run)
+    monkeypatch.setattr(regenerate, "_commit", lambda: "bbbbbbb")
+    record = regenerate.run_medium(outputs=tmp_path, names=["two-step"])
+    assert ran == ["two-step"]
+    assert record["seconds"] == {**previous["seconds"], "two-step": 2.5}
+    assert record["commit"] == "aaaaaaa"
+    assert record["commits"] == {"two-step": "bbbbbbb"}
+    assert json.loads((tmp_path / "run.json").read_text()) == record
