@@ -20,57 +20,42 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from sklearn_pt.datasets import make_single_index
-from sklearn_pt.experiments._two_step import LEVEL, TWO_STEP, _two_steps
-from sklearn_pt.feature_extraction._two_step_plan import standardise_targets
+from sklearn_pt.experiments._two_step import LEVEL, TWO_STEP, _count_parts
 from sklearn_pt.spectral import soft_edge_test
-from sklearn_pt.theory import count_signal_outliers, two_step_signal
+from sklearn_pt.theory import count_signal_outliers
 
 CELLS = ((0.1, 0.2), (0.25, 0.35), (0.25, 0.45), (0.375, 0.35), (0.375, 0.45))
-
-
-def _singular_values(matrix):
-    return np.linalg.svd(matrix, compute_uv=False)
 
 
 def cell_row(alpha1: float, alpha2: float, width: int, seed: int, drop: int) -> dict:
     config = {**TWO_STEP.presets["medium"], **TWO_STEP.presets["medium"]["grid"][0]}
     config |= {"d": width, "alpha1": alpha1, "alpha2": alpha2, "device": "cpu"}
-    X, y = make_single_index(width, width, link=config["link"], random_state=seed)
-    features = _two_steps(config, seed, X, y)
-    W0, W1, W2 = (np.asarray(w) for w in features.first_layer_weights_)
-    a = features.second_layer_weights_
-    targets = standardise_targets(y)
-    signal = two_step_signal(
-        (X, targets),
-        (X, targets),
-        a,
-        features.step_sizes_,
-        config["activation"],
-        initial_weights=W0,
-    )
-    tests = [soft_edge_test(_singular_values(W), level=LEVEL) for W in (W1, W2)]
+    parts = _count_parts(config, seed)
+    first, second = parts.spectra
+    signal = parts.signal
+    a = parts.features.second_layer_weights_
+    W2 = np.asarray(parts.features.first_layer_weights_[2])
     kept = np.argsort(-np.abs(a))[drop:]
     rows = np.linalg.norm(W2 - signal.second, axis=1)
     predicted = count_signal_outliers(
-        signal.second, tests[1].threshold
-    ) - count_signal_outliers(signal.first, tests[0].threshold)
+        signal.second, second.bulk_edge_
+    ) - count_signal_outliers(signal.first, first.bulk_edge_)
     top = lambda values: " ".join(f"{v:.2f}" for v in values[:4])  # noqa: E731
     return {
         "alpha1": alpha1,
         "alpha2": alpha2,
         "seed": seed,
-        "W2_top": top(_singular_values(W2)),
-        "S2_top": top(_singular_values(signal.second)),
-        "outliers_W1": tests[0].n_outliers,
-        "outliers_W2": tests[1].n_outliers,
+        "W2_top": top(second.singular_values_),
+        "S2_top": top(np.linalg.svd(signal.second, compute_uv=False)),
+        "outliers_W1": first.n_outliers_,
+        "outliers_W2": second.n_outliers_,
         f"W2_without_{drop}_rows": soft_edge_test(
-            _singular_values(W2[kept]), level=LEVEL
+            np.linalg.svd(W2[kept], compute_uv=False), level=LEVEL
         ).n_outliers,
-        "edge_W2": round(tests[1].threshold, 2),
+        "edge_W2": round(second.bulk_edge_, 2),
         "residual_row_max": round(rows.max(), 2),
         "residual_row_median": round(float(np.median(rows)), 2),
-        "measured": tests[1].n_outliers - tests[0].n_outliers,
+        "measured": second.n_outliers_ - first.n_outliers_,
         "finite_n": predicted,
     }
 

@@ -33,6 +33,7 @@ from functools import partial
 import numpy as np
 import torch
 from sklearn.linear_model import RidgeCV
+from sklearn.utils import Bunch
 
 from ..datasets import make_single_index
 from ..feature_extraction import TwoStepFeatures
@@ -153,15 +154,30 @@ def count_outliers(config: dict, seed: int) -> dict:
     >>> sorted(out), all(isinstance(v, int) for v in out.values())
     (['added_outliers', 'finite_n'], True)
     """
+    count = _count_parts(config, seed)
+    first, second, signal = count.spectra[0], count.spectra[1], count.signal
+    predicted = count_signal_outliers(
+        signal.second, second.bulk_edge_
+    ) - count_signal_outliers(signal.first, first.bulk_edge_)
+    measured = second.n_outliers_ - first.n_outliers_
+    return {"added_outliers": int(measured), "finite_n": int(predicted)}
+
+
+def _count_parts(config: dict, seed: int) -> Bunch:
+    """What :func:`count_outliers` compares: ``features`` (the fitted
+    :class:`~sklearn_pt.feature_extraction.TwoStepFeatures`), ``spectra``
+    (the :class:`~sklearn_pt.spectral.WeightSpectrum` of ``W_1`` and
+    ``W_2``, Tracy--Widom edge test) and ``signal`` (the
+    :func:`~sklearn_pt.theory.two_step_signal` of the cell)."""
     d, level, device = config["d"], config["level"], config["device"]
     X, y = make_single_index(d, d, link=config["link"], random_state=seed)
     features = _two_steps(config, seed, X, y)
-    first, second = (
+    spectra = [
         WeightSpectrum.from_estimator(
             features, step=step, edge="tracy-widom", level=level, device=device
         )
         for step in (1, 2)
-    )
+    ]
     targets = standardise_targets(y)
     signal = two_step_signal(
         (X, targets),
@@ -171,11 +187,7 @@ def count_outliers(config: dict, seed: int) -> dict:
         config["activation"],
         initial_weights=features.first_layer_weights_[0],
     )
-    predicted = count_signal_outliers(
-        signal.second, second.bulk_edge_
-    ) - count_signal_outliers(signal.first, first.bulk_edge_)
-    measured = second.n_outliers_ - first.n_outliers_
-    return {"added_outliers": int(measured), "finite_n": int(predicted)}
+    return Bunch(features=features, spectra=spectra, signal=signal)
 
 
 def _readout_errors(weights, activation, X, y, readout, test) -> dict:

@@ -597,14 +597,31 @@ def _smoothing_table(activation, low: float, high: float, scales, size: int = 40
 def _look_up(table, shifts: NDArray[np.float64]) -> NDArray[np.float64]:
     """Row ``j`` of ``shifts`` interpolated linearly in row ``j`` of the
     table of :func:`_smoothing_table`."""
+    import torch
+
     grid, rows = table
-    step = np.clip((shifts - grid[0]) / (grid[1] - grid[0]), 0, grid.size - 1)
-    left = np.minimum(step.astype(np.intp), grid.size - 2)
-    t = step - left
-    left += np.arange(rows.shape[0])[:, None] * rows.shape[1]
-    flat = rows.ravel()
-    below = flat[left]
-    return below + t * (flat[left + 1] - below)
+    values, differences = _table_tensors(rows)
+    position = torch.as_tensor((shifts - grid[0]) / (grid[1] - grid[0]))
+    return _interpolate(values, differences, position).numpy()
+
+
+def _table_tensors(rows):
+    """The table's rows and their differences along the shifts, as tensors."""
+    import torch
+
+    values = torch.as_tensor(rows)
+    return values, values[:, 1:] - values[:, :-1]
+
+
+def _interpolate(values, differences, position):
+    """Row ``j`` of ``values`` interpolated linearly at the (fractional)
+    column indices in row ``j`` of ``position``, which is overwritten."""
+    top = values.shape[1] - 1
+    position.clamp_(0, top)
+    left = position.floor().clamp_(max=top - 1)
+    position.sub_(left)
+    index = left.long()
+    return values.gather(1, index).addcmul_(position, differences.gather(1, index))
 
 
 def _derivative(activation, pre: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -640,7 +657,7 @@ _MIN_CROSS_WIDTH = 1e-3
 one smooths nothing that matters)."""
 
 
-def _reused_smoothed_derivative(activation, initial, X, y, a, eta1, c1):
+def _reused_smoothed_derivative(activation, initial, residual, X, y, a, eta1, c1):
     """``E[sigma'(h_ij)]`` of step 2 on the batch of step 1, with the sample's
     own term of step 1 kept exact.
 
@@ -651,9 +668,10 @@ def _reused_smoothed_derivative(activation, initial, X, y, a, eta1, c1):
     ``i``'s own share of step 1, a function of ``u``), the mean move of the
     other samples ``Delta_ij^(-i) = eta_1 mu_1 a_j (beta_1 . x_i - y_i
     |x_i|^2 / n) / sqrt(N)`` and the rest of step 1's full-rank part
-    ``xi ~ N(0, v_j)``, ``v_j = |W_1 - S_1 - W_0|_j^2 |x|^2 / d``. The mean
-    over ``xi`` is :func:`smoothed_derivative`; the mean over ``u`` is a
-    Gauss--Hermite rule."""
+    ``xi ~ N(0, v_j)``, ``v_j = |W_1 - S_1 - W_0|_j^2 |x|^2 / d``
+    (``residual`` is ``W_1 - S_1``). The mean over ``xi`` is
+    :func:`smoothed_derivative`; the mean over ``u`` is a Gauss--Hermite
+    rule."""
     n, d = X.shape
     root_width = np.sqrt(a.size)
     squared_norms = np.sum(X * X, axis=1)
@@ -661,11 +679,9 @@ def _reused_smoothed_derivative(activation, initial, X, y, a, eta1, c1):
     others = X @ beta - y * squared_norms / n
     shift = np.outer(eta1 * c1 * a / root_width, others)
     self_term = np.outer(eta1 * a / root_width, y * squared_norms / n)
-    first = np.outer(eta1 * c1 * a / root_width, beta)
-    cross = _first_step(initial, X, y, a, eta1, activation) - first - initial
     input_scale = np.sqrt(squared_norms.mean() / d)
     cross_widths = np.maximum(
-        np.linalg.norm(cross, axis=1) * input_scale, _MIN_CROSS_WIDTH
+        np.linalg.norm(residual - initial, axis=1) * input_scale, _MIN_CROSS_WIDTH
     )
     spread = np.linalg.norm(initial, axis=1) * input_scale  # sd of u, per row
     nodes, weights = hermite_e.hermegauss(_SELF_TERM_NODES)
@@ -682,15 +698,14 @@ def _reused_smoothed_derivative(activation, initial, X, y, a, eta1, c1):
 
 def _average_look_up(table, shift, self_term, u, slopes, weights):
     """``sum_k weights[k] * m(shift + u[:, k] + self_term * slopes[:, k])``,
-    ``m`` looked up in ``table`` as :func:`_look_up` does, in table-index
-    units with in-place tensor operations (the (N, n) passes are
+    ``m`` interpolated in ``table`` as :func:`_look_up` does, the positions
+    built in table-index units in place (the (N, n) passes are
     memory-bound)."""
     import torch
 
     grid, rows = table
-    spacing, top = grid[1] - grid[0], grid.size - 1
-    values = torch.as_tensor(rows)
-    slopes_of_rows = values[:, 1:] - values[:, :-1]
+    spacing = grid[1] - grid[0]
+    values, differences = _table_tensors(rows)
     base = torch.as_tensor((shift - grid[0]) / spacing)
     kappa = torch.as_tensor(self_term / spacing)
     offsets = torch.as_tensor(u / spacing)
@@ -699,14 +714,8 @@ def _average_look_up(table, shift, self_term, u, slopes, weights):
     position = torch.empty_like(base)
     for k, weight in enumerate(weights):
         torch.addcmul(base, kappa, slopes[:, k : k + 1], out=position)
-        position.add_(offsets[:, k : k + 1]).clamp_(0, top)
-        left = position.floor().clamp_(max=top - 1)
-        position.sub_(left)
-        index = left.long()
-        below = values.gather(1, index)
-        mean.add_(
-            below.addcmul_(position, slopes_of_rows.gather(1, index)), alpha=weight
-        )
+        position.add_(offsets[:, k : k + 1])
+        mean.add_(_interpolate(values, differences, position), alpha=weight)
     return mean.numpy()
 
 
@@ -818,20 +827,21 @@ def two_step_signal(
     first = np.outer(eta1 * c[1] * a / root_width, beta)
     projection = X2 @ beta
     move = eta1 * c[1] / root_width
-    reused = X1.shape == X2.shape and np.array_equal(X1, X2)
     if initial_weights is None:
         smoothed = smoothed_derivative(activation, np.outer(move * a, projection))
-    elif reused:
-        W0 = np.asarray(initial_weights, dtype=np.float64)
-        smoothed = _reused_smoothed_derivative(activation, W0, X1, y1, a, eta1, c[1])
     else:
         W0 = np.asarray(initial_weights, dtype=np.float64)
         residual = _first_step(W0, X1, y1, a, eta1, activation) - first
-        input_scale = np.sqrt(np.mean(np.sum(X2 * X2, axis=1)) / X2.shape[1])
-        widths = np.linalg.norm(residual, axis=1) * input_scale
-        smoothed = smoothed_derivative(
-            activation, np.outer(move * a, projection), widths
-        )
+        if X1.shape == X2.shape and np.array_equal(X1, X2):  # a reused batch
+            smoothed = _reused_smoothed_derivative(
+                activation, W0, residual, X1, y1, a, eta1, c[1]
+            )
+        else:
+            input_scale = np.sqrt(np.mean(np.sum(X2 * X2, axis=1)) / X2.shape[1])
+            widths = np.linalg.norm(residual, axis=1) * input_scale
+            smoothed = smoothed_derivative(
+                activation, np.outer(move * a, projection), widths
+            )
     second = first + (eta2 / (X2.shape[0] * root_width)) * (
         (a[:, None] * smoothed) @ (y2[:, None] * X2)
     )
