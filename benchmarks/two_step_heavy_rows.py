@@ -29,33 +29,32 @@ CELLS = ((0.1, 0.2), (0.25, 0.35), (0.25, 0.45), (0.375, 0.35), (0.375, 0.45))
 
 def cell_row(alpha1: float, alpha2: float, width: int, seed: int, drop: int) -> dict:
     config = {**TWO_STEP.presets["medium"], **TWO_STEP.presets["medium"]["grid"][0]}
-    config |= {"d": width, "alpha1": alpha1, "alpha2": alpha2, "device": "cpu"}
-    parts = _count_parts(config, seed)
-    first, second = parts.spectra
+    config |= {"d": width, "alpha1": alpha1, "alpha2": (alpha2,), "device": "cpu"}
+    (parts,) = _count_parts(config, seed)
+    first, second = parts.tests
     signal = parts.signal
-    a = parts.features.second_layer_weights_
-    W2 = np.asarray(parts.features.first_layer_weights_[2])
-    kept = np.argsort(-np.abs(a))[drop:]
+    W2 = parts.weights[2]
+    kept = np.argsort(-np.abs(parts.second_layer))[drop:]
     rows = np.linalg.norm(W2 - signal.second, axis=1)
     predicted = count_signal_outliers(
-        signal.second, second.bulk_edge_
-    ) - count_signal_outliers(signal.first, first.bulk_edge_)
+        signal.second, second.threshold
+    ) - count_signal_outliers(signal.first, first.threshold)
     top = lambda values: " ".join(f"{v:.2f}" for v in values[:4])  # noqa: E731
     return {
         "alpha1": alpha1,
         "alpha2": alpha2,
         "seed": seed,
-        "W2_top": top(second.singular_values_),
+        "W2_top": top(second.singular_values),
         "S2_top": top(np.linalg.svd(signal.second, compute_uv=False)),
-        "outliers_W1": first.n_outliers_,
-        "outliers_W2": second.n_outliers_,
+        "outliers_W1": first.n_outliers,
+        "outliers_W2": second.n_outliers,
         f"W2_without_{drop}_rows": soft_edge_test(
             np.linalg.svd(W2[kept], compute_uv=False), level=LEVEL
         ).n_outliers,
-        "edge_W2": round(second.bulk_edge_, 2),
+        "edge_W2": round(second.threshold, 2),
         "residual_row_max": round(rows.max(), 2),
         "residual_row_median": round(float(np.median(rows)), 2),
-        "measured": second.n_outliers_ - first.n_outliers_,
+        "measured": second.n_outliers - first.n_outliers,
         "finite_n": predicted,
     }
 

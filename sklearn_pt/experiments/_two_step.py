@@ -32,15 +32,21 @@ from functools import partial
 
 import numpy as np
 import torch
+from sklearn.base import clone
 from sklearn.linear_model import RidgeCV
 from sklearn.utils import Bunch
 
+from .._torch_bridge import as_tensor
 from ..datasets import make_single_index
 from ..feature_extraction import TwoStepFeatures
-from ..feature_extraction._two_step_plan import RIDGE_ALPHAS, standardise_targets
+from ..feature_extraction._two_step_plan import (
+    RIDGE_ALPHAS,
+    _check_step_params,
+    standardise_targets,
+)
 from ..nn._activations import activation_function
-from ..spectral import WeightSpectrum
-from ..spectral._weights import top_right_singular_vectors
+from ..spectral import WeightSpectrum, soft_edge_test
+from ..spectral._weights import singular_values, top_right_singular_vectors
 from ..theory import count_signal_outliers, spike_count, two_step_signal
 from ._claims import Claim, IntervalTest, SignTest
 from ._runner import Experiment
@@ -88,12 +94,14 @@ def _preset(
     alignment_dtype="float32",
 ):
     """One scale: the count cells (``N = n = d`` in ``widths``, ``seeds``
-    each), then the alignment cells (``N = n = 4 d``, ``paired`` seeds):
-    He_3 under tanh and gelu, and the tanh target at ``readout_dims``."""
+    each; one task per ``(N, alpha1)`` measures every ``alpha2`` of ``a2``,
+    see :func:`count_outliers`), then the alignment cells (``N = n = 4 d``,
+    ``paired`` seeds): He_3 under tanh and gelu, and the tanh target at
+    ``readout_dims``."""
     count = [
         {"part": "count", "activation": "sincos", "link": "tanh", "batch": "reuse"}
-        | {"ratio": 1, "d": width, "alpha1": alpha1, "alpha2": alpha2}
-        for width, alpha1, alpha2 in itertools.product(widths, a1, a2)
+        | {"ratio": 1, "d": width, "alpha1": alpha1, "alpha2": tuple(a2)}
+        for width, alpha1 in itertools.product(widths, a1)
     ]
     alignment = [
         {"part": "alignment", "activation": activation, "link": link}
@@ -136,58 +144,93 @@ def _two_steps(config: dict, seed: int, X, y, dtype="float64") -> TwoStepFeature
     ).fit(X, y)
 
 
-def count_outliers(config: dict, seed: int) -> dict:
+def count_outliers(config: dict, seed: int) -> list[dict]:
     """Outliers the second step adds at ``N = n = d``, measured and
-    predicted.
+    predicted, for each ``alpha2`` of ``config["alpha2"]``.
 
     Measured (``added_outliers``): outliers of ``W_2`` minus those of
     ``W_1``, each by the Tracy--Widom edge test at ``config["level"]``.
     Predicted (``finite_n``): the same difference for the mean-field signals
     ``S_2``, ``S_1`` of :func:`~sklearn_pt.theory.two_step_signal` against
     each measured bulk edge (:func:`~sklearn_pt.theory.count_signal_outliers`).
+    The cells share the data, the first step, ``W_1``'s test and ``S_1``
+    (see :func:`_count_parts`).
 
     Examples
     --------
     >>> from sklearn_pt.experiments._two_step import TWO_STEP, count_outliers
     >>> preset = TWO_STEP.presets["tiny"]
-    >>> out = count_outliers({**preset, **preset["grid"][0], "device": "cpu"}, 0)
-    >>> sorted(out), all(isinstance(v, int) for v in out.values())
-    (['added_outliers', 'finite_n'], True)
+    >>> cell = preset["grid"][0]
+    >>> out = count_outliers({**preset, **cell, "device": "cpu"}, 0)
+    >>> len(out) == len(cell["alpha2"]), sorted(out[0])
+    (True, ['added_outliers', 'finite_n'])
     """
-    count = _count_parts(config, seed)
-    first, second, signal = count.spectra[0], count.spectra[1], count.signal
-    predicted = count_signal_outliers(
-        signal.second, second.bulk_edge_
-    ) - count_signal_outliers(signal.first, first.bulk_edge_)
-    measured = second.n_outliers_ - first.n_outliers_
-    return {"added_outliers": int(measured), "finite_n": int(predicted)}
+    counts = []
+    for parts in _count_parts(config, seed):
+        first, second, signal = *parts.tests, parts.signal
+        predicted = count_signal_outliers(
+            signal.second, second.threshold
+        ) - count_signal_outliers(signal.first, first.threshold)
+        measured = second.n_outliers - first.n_outliers
+        counts.append({"added_outliers": int(measured), "finite_n": int(predicted)})
+    return counts
 
 
-def _count_parts(config: dict, seed: int) -> Bunch:
-    """What :func:`count_outliers` compares: ``features`` (the fitted
-    :class:`~sklearn_pt.feature_extraction.TwoStepFeatures`), ``spectra``
-    (the :class:`~sklearn_pt.spectral.WeightSpectrum` of ``W_1`` and
-    ``W_2``, Tracy--Widom edge test) and ``signal`` (the
-    :func:`~sklearn_pt.theory.two_step_signal` of the cell)."""
+def _count_parts(config: dict, seed: int) -> list[Bunch]:
+    """What :func:`count_outliers` compares, for each ``alpha2`` of
+    ``config["alpha2"]``: ``weights`` (``[W_0, W_1, W_2]``),
+    ``second_layer`` (``a``), ``tests`` (the
+    :func:`~sklearn_pt.spectral.soft_edge_test` of ``W_1`` and ``W_2``, with
+    their ``singular_values``) and ``signal`` (``first`` and ``second`` of
+    :func:`~sklearn_pt.theory.two_step_signal`).
+
+    One fit serves every ``alpha2``: the second step moves ``W_1`` by
+    ``eta_2`` times a gradient that does not depend on ``eta_2``, so ``W_2 =
+    W_1 + eta_2 G_2``, and step 2's mean term is linear in ``eta_2`` the
+    same way (``S_2 = S_1 + eta_2 B``); both are taken from the fit and the
+    signal at the first ``alpha2``."""
     d, level, device = config["d"], config["level"], config["device"]
     X, y = make_single_index(d, d, link=config["link"], random_state=seed)
-    features = _two_steps(config, seed, X, y)
-    spectra = [
-        WeightSpectrum.from_estimator(
-            features, step=step, edge="tracy-widom", level=level, device=device
-        )
-        for step in (1, 2)
-    ]
+    alphas = config["alpha2"]
+    features = _two_steps({**config, "alpha2": alphas[0]}, seed, X, y)
+    W0, W1, W2 = features.first_layer_weights_
+    a = features.second_layer_weights_
+    eta2 = features.step_sizes_[1]
     targets = standardise_targets(y)
     signal = two_step_signal(
         (X, targets),
         (X, targets),
-        features.second_layer_weights_,
+        a,
         features.step_sizes_,
         config["activation"],
-        initial_weights=features.first_layer_weights_[0],
+        initial_weights=W0,
     )
-    return Bunch(features=features, spectra=spectra, signal=signal)
+    step, mean_step = (W2 - W1) / eta2, (signal.second - signal.first) / eta2
+    first_test = _edge_test(W1, level, device)
+    parts = []
+    for alpha2 in alphas:
+        cell = clone(features).set_params(
+            step_size_exponents=(config["alpha1"], alpha2)
+        )
+        eta = _check_step_params(cell)[1][1]
+        second = W1 + eta * step
+        parts.append(
+            Bunch(
+                weights=[W0, W1, second],
+                second_layer=a,
+                tests=(first_test, _edge_test(second, level, device)),
+                signal=Bunch(first=signal.first, second=signal.first + eta * mean_step),
+            )
+        )
+    return parts
+
+
+def _edge_test(W, level: float, device) -> Bunch:
+    """The Tracy--Widom edge test of ``W``'s singular values (what
+    ``WeightSpectrum(edge="tracy-widom")`` counts, without its vectors),
+    with the ``singular_values``."""
+    values = singular_values(as_tensor(W, device=device, dtype=torch.float64))
+    return Bunch(**soft_edge_test(values, level=level), singular_values=values)
 
 
 def _readout_errors(weights, activation, X, y, readout, test) -> dict:
@@ -260,18 +303,29 @@ def align(config: dict, seed: int) -> dict:
 
 
 def measure(config: dict, seed: int) -> list[dict]:
-    """One fit of the cell's part (:func:`count_outliers` or :func:`align`),
-    beside the theory's counts and the chance alignment."""
-    a1, a2 = config["alpha1"], config["alpha2"]
-    theory = {
-        "width": config["ratio"] * config["d"],
-        "lambda_paper": spike_count(a1, a2),
-        "lambda_activation": spike_count(a1, a2, activation=config["activation"]),
-    }
+    """The fits of the cell's part (:func:`count_outliers`, a row per
+    ``alpha2``, or :func:`align`), beside the theory's counts and the chance
+    alignment."""
     if config["part"] == "count":
-        return [theory | count_outliers(config, seed)]
+        counts = count_outliers(config, seed)
+        return [
+            {"alpha2": alpha2} | _theory(config, alpha2) | count
+            for alpha2, count in zip(config["alpha2"], counts, strict=True)
+        ]
     chance = math.sqrt(N_UPDATE_VECTORS / config["d"])
+    theory = _theory(config, config["alpha2"])
     return [theory | {"chance_alignment": chance} | align(config, seed)]
+
+
+def _theory(config: dict, alpha2: float) -> dict:
+    """The width and the counts ``Lambda`` of the paper and of the cell's
+    activation (:func:`~sklearn_pt.theory.spike_count`)."""
+    a1 = config["alpha1"]
+    return {
+        "width": config["ratio"] * config["d"],
+        "lambda_paper": spike_count(a1, alpha2),
+        "lambda_activation": spike_count(a1, alpha2, activation=config["activation"]),
+    }
 
 
 # ----------------------------------------------------------------- claims

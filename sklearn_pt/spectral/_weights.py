@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from scipy.integrate import quad, solve_ivp
 from scipy.linalg import eigh
+from scipy.linalg.blas import dsyrk
 from scipy.optimize import brentq
 from scipy.special import airy
 from sklearn.base import BaseEstimator, clone
@@ -91,8 +92,18 @@ def _mp_singular_value_density(s, n_rows: int, n_cols: int, scale: float):
 
 
 def gram_matrix(W: torch.Tensor) -> torch.Tensor | None:
-    """``W^T W`` when ``N >= d`` (the spectrum is computed from it), else None."""
-    return W.T @ W if W.shape[0] >= W.shape[1] else None
+    """``W^T W`` when ``N >= d`` (the spectrum is computed from it), else None.
+
+    A float64 ``W`` on a CPU goes through BLAS's ``syrk``, which forms one
+    triangle (half the products of a matrix product); the other is mirrored.
+    """
+    if W.shape[0] < W.shape[1]:
+        return None
+    if W.device.type != "cpu" or W.dtype != torch.float64:
+        return W.T @ W
+    # W^T of a C-ordered W is Fortran-ordered: syrk reads it without a copy
+    upper = dsyrk(1.0, W.detach().numpy().T)
+    return torch.from_numpy(upper + np.triu(upper, 1).T)
 
 
 def singular_values(W: torch.Tensor, gram: torch.Tensor | None = None) -> np.ndarray:

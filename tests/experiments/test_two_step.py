@@ -11,9 +11,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from sklearn_pt.datasets import make_single_index
 from sklearn_pt.experiments import TWO_STEP, VERDICTS, judge, run
-from sklearn_pt.experiments._two_step import align, count_outliers
-from sklearn_pt.theory import spike_count
+from sklearn_pt.experiments._two_step import (
+    _count_parts,
+    _two_steps,
+    align,
+    count_outliers,
+)
+from sklearn_pt.feature_extraction._two_step_plan import standardise_targets
+from sklearn_pt.spectral import WeightSpectrum
+from sklearn_pt.theory import count_signal_outliers, spike_count, two_step_signal
 
 
 @pytest.fixture(scope="module")
@@ -146,20 +154,50 @@ def test_finite_n_prediction_counts_where_lambda_does_not():
     smooths the higher orders away. Before the self term it was exact in 8
     of these 12 (total 4) and worse on the medium grid at every N
     (:ref:`defaults_two_step_signal`)."""
-    cells = [(0.1, 0.35), (0.25, 0.2), (0.25, 0.45), (0.375, 0.2), (0.375, 0.35)]
-    cells.append((0.375, 0.45))
+    cells = {0.1: (0.35,), 0.25: (0.2, 0.45), 0.375: (0.2, 0.35, 0.45)}
     lam, measured, finite = [], [], []
-    for a1, a2 in cells:
-        config = _config(part="count", d=300, alpha1=a1, alpha2=a2)
+    for a1, alphas in cells.items():
+        config = _config(part="count", d=300, alpha1=a1) | {"alpha2": alphas}
         for seed in (0, 1):
-            out = count_outliers(config, seed)
-            lam.append(spike_count(a1, a2))
-            measured.append(out["added_outliers"])
-            finite.append(out["finite_n"])
+            for a2, out in zip(alphas, count_outliers(config, seed), strict=True):
+                lam.append(spike_count(a1, a2))
+                measured.append(out["added_outliers"])
+                finite.append(out["finite_n"])
     lam, measured, finite = map(np.array, (lam, measured, finite))
     assert np.all(lam != finite)  # the cells where the two predictions differ
     assert np.sum(measured == finite) >= 5
     assert np.abs(measured - finite).sum() < np.abs(measured - lam).sum() / 2
+
+
+def test_one_fit_serves_every_alpha2_of_a_count_cell():
+    """A count task fits once, at its first alpha2, and takes W_2 = W_1 +
+    eta_2 G_2 and S_2 = S_1 + eta_2 B for the others: each equals its own
+    fit and signal, and the counts those give."""
+    config = _config(part="count", d=100, alpha1=0.25)
+    X, y = make_single_index(100, 100, link="tanh", random_state=1)
+    targets = standardise_targets(y)
+    parts = _count_parts(config, 1)
+    counts = count_outliers(config, 1)
+    assert len(parts) == len(counts) == len(config["alpha2"]) == 4
+    for alpha2, part, count in zip(config["alpha2"], parts, counts, strict=True):
+        own = _two_steps({**config, "alpha2": alpha2}, 1, X, y)
+        W0, W1, W2 = own.first_layer_weights_
+        np.testing.assert_allclose(part.weights[2], W2, rtol=0, atol=1e-12)
+        signal = two_step_signal(
+            (X, targets), (X, targets), own.second_layer_weights_,
+            own.step_sizes_, "sincos", initial_weights=W0,
+        )  # fmt: skip
+        np.testing.assert_allclose(part.signal.second, signal.second, atol=1e-12)
+        spectra = [
+            WeightSpectrum(edge="tracy-widom", level=config["level"]).fit(W)
+            for W in (W1, W2)
+        ]
+        assert [t.n_outliers for t in part.tests] == [s.n_outliers_ for s in spectra]
+        measured = spectra[1].n_outliers_ - spectra[0].n_outliers_
+        predicted = count_signal_outliers(
+            signal.second, spectra[1].bulk_edge_
+        ) - count_signal_outliers(signal.first, spectra[0].bulk_edge_)
+        assert count == {"added_outliers": measured, "finite_n": predicted}
 
 
 def test_one_seed_per_cell_runs_and_judges():

@@ -19,6 +19,7 @@ from sklearn_pt.feature_extraction import TwoStepFeatures
 from sklearn_pt.spectral import WeightSpectrum, fitted_bulk_edge, null_weights
 from sklearn_pt.spectral._weights import (
     _mp_singular_value_density,
+    gram_matrix,
     singular_values,
     top_right_singular_vectors,
 )
@@ -274,6 +275,19 @@ def test_singular_values_and_top_vectors_match_the_dense_svd(shape, k):
     # Same vectors up to sign, where the singular values are simple.
     cosines = np.abs(np.sum(vt * vt_ref[:k], axis=1))
     np.testing.assert_allclose(cosines, 1.0, atol=1e-8)
+
+
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+def test_gram_matrix_is_the_symmetric_product_in_any_layout(layout):
+    """syrk forms one triangle: the mirrored result is W^T W, symmetric."""
+    rng = np.random.default_rng(0)
+    W = torch.as_tensor(rng.standard_normal((90, 70)))
+    W = {"C": W, "F": W.T.contiguous().T, "strided": W[::2, 5:35]}[layout]
+    gram = gram_matrix(W)
+    assert torch.equal(gram, gram.T)
+    torch.testing.assert_close(gram, W.T @ W, rtol=1e-13, atol=1e-12)
+    assert gram_matrix(W.T) is None  # N < d: the SVD's
+    assert gram_matrix(W.float()).dtype == torch.float32
 
 
 def test_top_right_singular_vectors_of_an_empty_request():
