@@ -14,13 +14,21 @@ Run by hand (not in CI), with torch on one thread per worker::
 
     python benchmarks/profile_reproductions.py --scale medium
     python benchmarks/profile_reproductions.py --scale small --profile --only two-step
+    python benchmarks/profile_reproductions.py --only two-step --vs 476f088
+
+With ``--vs COMMIT``, each experiment runs at that commit (a temporary git
+worktree, imported through ``PYTHONPATH``) and then at the working tree,
+one after the other in the same session, and the table gives both wall
+times, their ratio and whether the verdict words agree.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import json
+import os
 import pstats
 import subprocess
 import sys
@@ -52,10 +60,12 @@ def _experiment_names(only: list[str] | None) -> list[str]:
     return [name for name in EXPERIMENTS if not only or name in only]
 
 
-def _time_one(name: str, scale: str, n_jobs: int | None, out: Path) -> dict:
-    """Run one experiment in a fresh process; its wall time, the peak
-    resident memory of that process (its joblib workers not included) and its
-    verdict words."""
+def _time_one(
+    name: str, scale: str, n_jobs: int | None, out: Path, root: Path | None = None
+) -> dict:
+    """Run one experiment in a fresh process (importing the library from
+    ``root`` when given); its wall time, the peak resident memory of that
+    process (its joblib workers not included) and its verdict words."""
     code = (
         "import json, sys, torch\n"
         "from sklearn_pt import config_context\n"
@@ -69,8 +79,15 @@ def _time_one(name: str, scale: str, n_jobs: int | None, out: Path) -> dict:
         "print(json.dumps([peak, [v.word for v in result.verdicts]]))\n"
     )
     start = time.perf_counter()
+    env = dict(os.environ)
+    if root is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")])
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
     )
     seconds = time.perf_counter() - start
     if done.returncode:
@@ -126,15 +143,54 @@ def _profile_one(name: str, scale: str, out: Path) -> tuple[float, dict, list]:
     return total, _parts(stats), _hot_functions(stats)
 
 
+@contextlib.contextmanager
+def _worktree(commit: str):
+    """A temporary detached git worktree of ``commit``, removed on exit."""
+    with tempfile.TemporaryDirectory() as parent:
+        path = Path(parent) / "worktree"
+        git = ["git", "-C", str(Path(__file__).resolve().parent)]
+        subprocess.run([*git, "worktree", "add", "-q", "--detach", str(path), commit],
+                       check=True)  # fmt: skip
+        try:
+            yield path
+        finally:
+            subprocess.run([*git, "worktree", "remove", "--force", str(path)],
+                           check=False)  # fmt: skip
+
+
+def _compare(names, scale: str, n_jobs: int | None, commit: str, out: Path) -> int:
+    """Time each experiment at ``commit``, then at the working tree."""
+    with _worktree(commit) as root:
+        pairs = [
+            (_time_one(n, scale, n_jobs, out, root), _time_one(n, scale, n_jobs, out))
+            for n in names
+        ]
+    print(f"{'experiment':<24} {commit[:10]:>10} {'now':>8} {'ratio':>6}  verdicts")
+    for old, new in pairs:
+        same = old["words"] == new["words"] and new["words"] is not None
+        ratio = old["seconds"] / new["seconds"]
+        print(
+            f"{new['name']:<24} {old['seconds']:9.1f}s {new['seconds']:7.1f}s "
+            f"{ratio:6.2f}  {'equal' if same else 'DIFFER'}: "
+            f"{old['words']} -> {new['words']}"
+        )
+    old, new = (sum(pair[i]["seconds"] for pair in pairs) for i in (0, 1))
+    print(f"RESULT: {scale} total {old:.1f} s -> {new:.1f} s ({old / new:.2f}x)")
+    return 0 if all(new["words"] for _, new in pairs) else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", default="medium")
     parser.add_argument("--only", nargs="*", help="experiment names")
     parser.add_argument("--n-jobs", type=int, default=None)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--vs", metavar="COMMIT", help="time this commit too")
     args = parser.parse_args(argv)
     names = _experiment_names(args.only)
     with tempfile.TemporaryDirectory() as out:
+        if args.vs:
+            return _compare(names, args.scale, args.n_jobs, args.vs, Path(out))
         if args.profile:
             for name in names:
                 total, parts, hot = _profile_one(name, args.scale, Path(out))
