@@ -1,7 +1,8 @@
 """Where the reproductions spend their time: wall time per experiment, and a profile.
 
 Without ``--profile``, runs each experiment of ``sklearn-pt reproduce`` at
-``--scale`` with its default parallelism (``--n-jobs``), each in a fresh
+``--scale`` over ``--n-jobs`` workers (the CLI's default: the available
+cores, at most 8), each in a fresh
 process, and prints one row per experiment: wall seconds, peak resident
 memory of the main process and the verdict words. With ``--profile``, runs
 them in one process with ``n_jobs=1`` under :mod:`cProfile` and prints, per
@@ -35,6 +36,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from sklearn_pt._cli import default_n_jobs
 
 PARTS = {
     "fits (training loop)": ("sklearn_pt/_training/_loop.py", "fit_loop"),
@@ -183,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", default="medium")
     parser.add_argument("--only", nargs="*", help="experiment names")
-    parser.add_argument("--n-jobs", type=int, default=None)
+    parser.add_argument("--n-jobs", type=int, default=default_n_jobs())
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--vs", metavar="COMMIT", help="time this commit too")
     args = parser.parse_args(argv)

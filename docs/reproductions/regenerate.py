@@ -26,6 +26,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from sklearn_pt._cli import default_n_jobs
 from sklearn_pt.experiments import EXPERIMENTS, judge, run
 from sklearn_pt.experiments._runner import read_table
 
@@ -104,9 +105,13 @@ def run_medium(
     names: list[str] | None = None,
 ) -> dict:
     """Run the experiments ``names`` (None: every one) at :data:`SCALE` into
-    ``outputs``; the record of the run (``run.json``). A partial run keeps
-    the record of the others and notes its own commit per experiment."""
+    ``outputs``, over ``n_jobs`` joblib workers (None: the CLI's default,
+    :func:`~sklearn_pt._cli.default_n_jobs`); the record of the run
+    (``run.json``). A partial run keeps the record of the others and notes
+    its own commit per experiment."""
     import torch
+
+    n_jobs = default_n_jobs() if n_jobs is None else n_jobs
 
     record = {
         "command": COMMAND,
@@ -116,9 +121,7 @@ def run_medium(
         "machine": _machine(),
         "torch": torch.__version__,
         "device": "cpu",
-        "n_jobs": "default (the available cores, at most 8)"
-        if n_jobs is None
-        else n_jobs,
+        "n_jobs": n_jobs,
         "seconds": {},
     }
     if names is not None:
@@ -210,7 +213,12 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="write the pages from the committed run only (no fits)",
     )
-    parser.add_argument("--n-jobs", type=int, default=None, help="joblib workers")
+    parser.add_argument(
+        "--n-jobs",
+        type=int,
+        default=default_n_jobs(),
+        help="joblib workers (default: the CLI's, the available cores, at most 8)",
+    )
     parser.add_argument(
         "--only",
         nargs="+",

@@ -494,6 +494,19 @@ def measure(config: dict, seed: int) -> list[dict]:
     return [row | {"squared_overlap_limit": spectral_overlap(delta, preprocessing)}]
 
 
+def task_cost(config: dict) -> float:
+    """A task's run time in GD steps on ``(n, d)`` data, roughly: the two
+    runs of :func:`_fit_gd` (the widths are small, so a step costs about
+    the same whatever ``m``); a spectral method's one ``d x d`` matrix
+    costs about ten."""
+    d = config["d"]
+    n = max(round(config["delta"] * d), 1)
+    steps = (
+        10 if config["method"] in SPECTRAL else 2 * step_budget(config["base_iter"], d)
+    )
+    return n * d * steps
+
+
 GROUP = ["method", "init", "width", "d"]
 """The columns that name a configuration (a curve over delta)."""
 GRIDS = {
@@ -1006,6 +1019,7 @@ FEATURE_LEARNING = Experiment(
     reference=REFERENCE,
     presets=PRESETS,
     measure=measure,
+    cost=task_cost,
     claims=_claims,
     panels=(
         _rates_panel,

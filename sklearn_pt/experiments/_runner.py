@@ -67,6 +67,12 @@ class Experiment:
         table.
     describe : callable, default=None
         ``describe(table) -> str``: Markdown shown under the verdicts.
+    cost : callable, default=None
+        ``cost(config) -> float``: a task's expected run time, in any unit
+        (say, its products). :func:`run` starts the costliest tasks first, so
+        the last ones to finish are short and no worker waits long on
+        another; the table keeps the grid's order. None runs the tasks in
+        the grid's order.
 
     Examples
     --------
@@ -93,6 +99,7 @@ class Experiment:
     claims: Sequence[Claim] | Callable[[pd.DataFrame], Sequence[Claim]]
     panels: Sequence[Panel] = ()
     describe: Callable[[pd.DataFrame], str] | None = None
+    cost: Callable[[dict], float] | None = None
 
     def preset(self, scale: str) -> Mapping[str, Any]:
         """The preset of ``scale``, or an error naming the scales."""
@@ -179,7 +186,8 @@ def run(
 
     Each task (one cell, one seed) runs in a joblib worker under the
     caller's scikit-learn and library configurations
-    (``sklearn_pt.config_context(torch_threads=1)`` reaches every worker).
+    (``sklearn_pt.config_context(torch_threads=1)`` reaches every worker),
+    the costliest first when the experiment states a ``cost``.
     The rows form one long table, whose CSV is read back before judging,
     so the verdicts are those :func:`judge` gives the written file.
 
@@ -211,17 +219,21 @@ def run(
         for cell in grid
         for seed in range(_seed_count(seeds, cell.get("seeds", default_seeds)))
     ]
+    order = list(range(len(tasks)))
+    if experiment.cost is not None:
+        order.sort(key=lambda i: -experiment.cost({**shared, **tasks[i][0]}))
     with progress_bar(len(tasks), desc=experiment.name, enabled=progress) as bar:
-        measured = run_tasks(
+        done = run_tasks(
             (
                 delayed(_measure_cell)(
-                    experiment.measure, {**shared, **cell}, cell, seed
+                    experiment.measure, {**shared, **tasks[i][0]}, *tasks[i]
                 )
-                for cell, seed in tasks
+                for i in order
             ),
             n_jobs=n_jobs,
             bar=bar,
         )
+    measured = [rows for _, rows in sorted(zip(order, done, strict=True))]
     table = read_table(pd.DataFrame([row for rows in measured for row in rows]))
     scalars = {k: v for k, v in preset.items() if not _is_list(v)}
     return ExperimentResult(

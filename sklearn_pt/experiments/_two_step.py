@@ -273,10 +273,7 @@ def align(config: dict, seed: int) -> dict:
     (True, 6)
     """
     d, n = config["d"], config["ratio"] * config["d"]
-    readout = (
-        config["activation"] == config["readout_activation"]
-        and d in config["readout_dims"]
-    )
+    readout = _is_readout_cell(config)
     extra = n + config["n_test"] if readout else 0
     X, y, theta = make_single_index(
         n + extra, d, link=config["link"], random_state=seed, return_directions=True
@@ -326,6 +323,26 @@ def _theory(config: dict, alpha2: float) -> dict:
         "lambda_paper": spike_count(a1, alpha2),
         "lambda_activation": spike_count(a1, alpha2, activation=config["activation"]),
     }
+
+
+def task_cost(config: dict) -> float:
+    """A task's products, roughly: ``N n d`` per fit, ``N^2 n`` per readout
+    (three readouts in a readout cell), and for a count task (an ``alpha2``
+    per entry) its fit, signal and ten decompositions, about ``10 d^3``."""
+    d = config["d"]
+    if config["part"] == "count":
+        return 10.0 * d**3
+    width = samples = config["ratio"] * d
+    readout = 3 * width**2 * samples if _is_readout_cell(config) else 0
+    return width * samples * d + readout
+
+
+def _is_readout_cell(config: dict) -> bool:
+    """Whether an alignment cell also fits the readout (:func:`align`)."""
+    return (
+        config["activation"] == config["readout_activation"]
+        and config["d"] in config["readout_dims"]
+    )
 
 
 # ----------------------------------------------------------------- claims
@@ -718,6 +735,7 @@ TWO_STEP = Experiment(
         ),
     },
     measure=measure,
+    cost=task_cost,
     claims=_claims,
     panels=(
         _count_error_panel,

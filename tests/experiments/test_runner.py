@@ -2,6 +2,8 @@
 worker, one long table judged as its CSV reads back, the same bytes from two
 runs."""
 
+import dataclasses
+
 import pandas as pd
 import pytest
 import torch
@@ -83,6 +85,21 @@ def test_one_task_per_cell_and_seed_with_the_cells_keys_in_every_row():
     assert (table.device == "cpu").all()
     # --seeds overrides every cell's count
     assert set(run(DEMO, seeds=2, progress=False).table.seed) == {0, 1}
+
+
+def test_the_costliest_tasks_run_first_and_the_table_keeps_the_grid_order():
+    started = []
+
+    def measure(config, seed):
+        started.append((config["offset"], seed))
+        return _measure(config, seed)
+
+    costly = dataclasses.replace(
+        DEMO, measure=measure, cost=lambda config: config["offset"]
+    )
+    table = run(costly, progress=False).table
+    assert started == [(2.0, s) for s in range(5)] + [(0.5, s) for s in range(3)]
+    pd.testing.assert_frame_equal(table, run(DEMO, progress=False).table)
 
 
 @pytest.mark.parametrize("backend", ["loky", "threading"])
