@@ -152,13 +152,13 @@ def _worktree(commit: str):
     with tempfile.TemporaryDirectory() as parent:
         path = Path(parent) / "worktree"
         git = ["git", "-C", str(Path(__file__).resolve().parent)]
-        subprocess.run([*git, "worktree", "add", "-q", "--detach", str(path), commit],
-                       check=True)  # fmt: skip
+        add = ["worktree", "add", "-q", "--detach", str(path), commit]
+        subprocess.run([*git, *add], check=True)
         try:
             yield path
         finally:
-            subprocess.run([*git, "worktree", "remove", "--force", str(path)],
-                           check=False)  # fmt: skip
+            remove = ["worktree", "remove", "--force", str(path)]
+            subprocess.run([*git, *remove], check=False)
 
 
 def _compare(names, scale: str, n_jobs: int | None, commit: str, out: Path) -> int:

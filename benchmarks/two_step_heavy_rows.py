@@ -20,9 +20,13 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from sklearn_pt.experiments._two_step import LEVEL, TWO_STEP, _count_parts
+from sklearn_pt.experiments._two_step import (
+    LEVEL,
+    TWO_STEP,
+    _added_outliers,
+    _count_parts,
+)
 from sklearn_pt.spectral import soft_edge_test
-from sklearn_pt.theory import count_signal_outliers
 
 CELLS = ((0.1, 0.2), (0.25, 0.35), (0.25, 0.45), (0.375, 0.35), (0.375, 0.45))
 
@@ -36,9 +40,7 @@ def cell_row(alpha1: float, alpha2: float, width: int, seed: int, drop: int) -> 
     W2 = parts.weights[2]
     kept = np.argsort(-np.abs(parts.second_layer))[drop:]
     rows = np.linalg.norm(W2 - signal.second, axis=1)
-    predicted = count_signal_outliers(
-        signal.second, second.threshold
-    ) - count_signal_outliers(signal.first, first.threshold)
+    counts = _added_outliers(parts)
     top = lambda values: " ".join(f"{v:.2f}" for v in values[:4])  # noqa: E731
     return {
         "alpha1": alpha1,
@@ -54,8 +56,8 @@ def cell_row(alpha1: float, alpha2: float, width: int, seed: int, drop: int) -> 
         "edge_W2": round(second.threshold, 2),
         "residual_row_max": round(rows.max(), 2),
         "residual_row_median": round(float(np.median(rows)), 2),
-        "measured": second.n_outliers - first.n_outliers,
-        "finite_n": predicted,
+        "measured": counts["added_outliers"],
+        "finite_n": counts["finite_n"],
     }
 
 

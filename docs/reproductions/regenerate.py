@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--n-jobs",
         type=int,
-        default=default_n_jobs(),
+        default=None,
         help="joblib workers (default: the CLI's, the available cores, at most 8)",
     )
     parser.add_argument(

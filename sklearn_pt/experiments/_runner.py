@@ -219,15 +219,14 @@ def run(
         for cell in grid
         for seed in range(_seed_count(seeds, cell.get("seeds", default_seeds)))
     ]
+    configs = [{**shared, **cell} for cell, _ in tasks]
     order = list(range(len(tasks)))
     if experiment.cost is not None:
-        order.sort(key=lambda i: -experiment.cost({**shared, **tasks[i][0]}))
+        order.sort(key=lambda i: -experiment.cost(configs[i]))
     with progress_bar(len(tasks), desc=experiment.name, enabled=progress) as bar:
         done = run_tasks(
             (
-                delayed(_measure_cell)(
-                    experiment.measure, {**shared, **tasks[i][0]}, *tasks[i]
-                )
+                delayed(_measure_cell)(experiment.measure, configs[i], *tasks[i])
                 for i in order
             ),
             n_jobs=n_jobs,

@@ -165,15 +165,17 @@ def count_outliers(config: dict, seed: int) -> list[dict]:
     >>> len(out) == len(cell["alpha2"]), sorted(out[0])
     (True, ['added_outliers', 'finite_n'])
     """
-    counts = []
-    for parts in _count_parts(config, seed):
-        first, second, signal = *parts.tests, parts.signal
-        predicted = count_signal_outliers(
-            signal.second, second.threshold
-        ) - count_signal_outliers(signal.first, first.threshold)
-        measured = second.n_outliers - first.n_outliers
-        counts.append({"added_outliers": int(measured), "finite_n": int(predicted)})
-    return counts
+    return [_added_outliers(parts) for parts in _count_parts(config, seed)]
+
+
+def _added_outliers(parts: Bunch) -> dict:
+    """The measured and predicted counts of one :func:`_count_parts` entry."""
+    first, second, signal = *parts.tests, parts.signal
+    predicted = count_signal_outliers(
+        signal.second, second.threshold
+    ) - count_signal_outliers(signal.first, first.threshold)
+    measured = second.n_outliers - first.n_outliers
+    return {"added_outliers": int(measured), "finite_n": int(predicted)}
 
 
 def _count_parts(config: dict, seed: int) -> list[Bunch]:
