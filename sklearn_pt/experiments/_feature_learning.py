@@ -72,6 +72,11 @@ FIRST_PHASE_DROP = 0.05
 """The end of the first phase (:func:`first_phase_end`): the first GD step
 ``t`` at which the training loss has fallen by less than ``FIRST_PHASE_DROP``
 (relative) over the last ``FIRST_PHASE_WINDOW`` steps."""
+CONVERGED = 1e-10
+"""A training loss at or below this fraction of its initial value has fitted
+the data (to about 5 digits of ``y``): the first-phase rule does not fire
+there, where a float32 loss stalls at its rounding floor (about 1e-13 of the
+initial loss) while a float64 one still falls."""
 HESSIAN_OVERLAP = 0.5
 """The outlier's eigenvector must overlap theta* by more than this
 (:func:`~sklearn_pt.metrics.eigenvector_overlap`, about ``d ** -1/2`` for a
@@ -94,10 +99,11 @@ OUTLIER_RULE = (
 )
 """The rule of :func:`outlier_found` in words, as the verdicts and the
 summary state it."""
-HESSIAN_TOL = 1e-10
+HESSIAN_TOL = 1e-8
 """Lanczos accuracy of the Hessian eigenpairs, relative to ``||H||``
-(:func:`~sklearn_pt.spectral.hessian_spectrum`): the loosest at which the
-reproduction's columns no longer move
+(:func:`~sklearn_pt.spectral.hessian_spectrum`): eigenvalues within
+``1e-11 |bulk edge|`` and overlaps within ``1e-7`` of those at ``1e-10``,
+far inside what the float32 GD runs move them by
 (:ref:`defaults_feature_learning_hessian`)."""
 LANCZOS_RESTARTS = 0.05
 """Lanczos restarts allowed per trained parameter before the Hessian's
@@ -124,6 +130,12 @@ SPECTRAL = {"spectral": "optimal", "spectral max-overlap": "max-overlap"}
 """The spectral baselines: Mondelli--Montanari's preprocessing (optimal for
 the weak-recovery threshold, delta_alg = 1/2) and Luo--Alghamdi--Lu's
 ``1 - 1/y`` (the largest overlap at every delta)."""
+GD_DTYPE = "float32"
+"""Precision of the GD runs (the Hessian is taken in float64 at their
+weights, :func:`_hessian_outlier`): float32 halves the bytes of the
+products with the data, which hold a step's time, and leaves every column
+of the committed medium run within :ref:`defaults_feature_learning_dtype`'s
+tolerances."""
 SPECTRAL_SLACK = 0.05
 """Finite-size bias allowed between the spectral methods' mean squared
 overlap and its d -> inf limit, on top of the bootstrap interval (the bias
@@ -149,15 +161,19 @@ def first_phase_end(
     *,
     window: int = FIRST_PHASE_WINDOW,
     drop: float = FIRST_PHASE_DROP,
+    converged: float = 0.0,
 ) -> int | None:
     """The end of GD's first phase: the first step ``t`` at which the
     training loss has fallen by less than ``drop`` (relative) over the last
-    ``window`` steps, ``losses[t] >= (1 - drop) * losses[t - window]``.
+    ``window`` steps, ``losses[t] >= (1 - drop) * losses[t - window]``,
+    while it is above ``converged * losses[0]``.
 
     The rule of this experiment (Montanari and Wang's first phase ends when
     the easy directions are learned and the gradient is small: the loss
     stops falling fast). When the loss never slows down that much, there is
-    no first-phase end (None).
+    no first-phase end (None). A loss that has fallen to ``converged``
+    times its initial value has fitted the data, and its stalling there is
+    the arithmetic's floor, not a plateau: the rule does not fire on it.
 
     Parameters
     ----------
@@ -165,6 +181,9 @@ def first_phase_end(
         ``losses[t]``: the training loss after ``t`` steps.
     window : int, default=10
     drop : float, default=0.05
+    converged : float, default=0.0
+        The fraction of the initial loss at or below which the rule does not
+        fire (:data:`CONVERGED` in this experiment).
 
     Returns
     -------
@@ -179,9 +198,15 @@ def first_phase_end(
     5
     >>> first_phase_end([1.0, 0.5, 0.25], window=1, drop=0.2) is None
     True
+    >>> stalled = [1.0, 1e-3, 1e-12, 1e-12]  # at the floor of its arithmetic
+    >>> first_phase_end(stalled, window=1, drop=0.2) == 3
+    True
+    >>> first_phase_end(stalled, window=1, drop=0.2, converged=1e-10) is None
+    True
     """
+    floor = converged * losses[0] if len(losses) else 0.0
     for t in range(window, len(losses)):
-        if losses[t] >= (1 - drop) * losses[t - window]:
+        if losses[t] > floor and losses[t] >= (1 - drop) * losses[t - window]:
             return t
     return None
 
@@ -451,6 +476,7 @@ def _fit_gd(config: dict, seed: int) -> dict:
         max_iter=max_iter,
         random_state=seed,
         device=config["device"],
+        dtype=GD_DTYPE,
     )
     row = {"max_iter": max_iter, "overlap": 0.0, "success": 0}
     row |= dict.fromkeys(("test_loss_ratio", "plateau"), math.inf)
@@ -466,7 +492,7 @@ def _fit_gd(config: dict, seed: int) -> dict:
     row |= {"overlap": overlap, "success": int(overlap > SUCCESS_OVERLAP)}
     row["test_loss_ratio"] = held_out_loss_ratio(estimator, X_test, y_test, y)
     row["plateau"] = float(below[0]) if below.size else math.inf
-    first = first_phase_end(history["train_loss"])
+    first = first_phase_end(history["train_loss"], converged=CONVERGED)
     if first is not None:
         row["first_phase_step"] = float(first)
         row["first_phase_overlap"] = float(history["overlap"][first])
@@ -476,12 +502,12 @@ def _fit_gd(config: dict, seed: int) -> dict:
 
 def measure(config: dict, seed: int) -> list[dict]:
     """One fit of the cell: first-layer GD
-    (:class:`~sklearn_pt.neural_network.FirstLayerGDRegressor`, float64, full
-    batch, :func:`step_budget` steps, the step size of :data:`STEP_RULES`)
-    with the Hessian at the end of its projected first phase, or a spectral
-    method (with its squared-overlap limit). Seed ``s`` draws the data (and
-    the initialisation), so every configuration sees the same data at a
-    given ``(d, delta)``."""
+    (:class:`~sklearn_pt.neural_network.FirstLayerGDRegressor`, in
+    :data:`GD_DTYPE`, full batch, :func:`step_budget` steps, the step size
+    of :data:`STEP_RULES`) with the Hessian at the end of its projected
+    first phase, or a spectral method (with its squared-overlap limit).
+    Seed ``s`` draws the data (and the initialisation), so every
+    configuration sees the same data at a given ``(d, delta)``."""
     if config["method"] not in SPECTRAL:
         return [_fit_gd(config, seed)]
     preprocessing, delta, d = SPECTRAL[config["method"]], config["delta"], config["d"]
@@ -981,7 +1007,7 @@ def _describe(table) -> str:
     gd = table[table.method.isin(list(ACTIVATIONS))]
     steps = ", ".join(f"{s} (d={d})" for d, s in gd.groupby("d").max_iter.max().items())
     lines = [
-        f"First-layer GD, full batch, float64, step {STEP_RULES['quadratic']:g} m "
+        f"First-layer GD, full batch, {GD_DTYPE}, step {STEP_RULES['quadratic']:g} m "
         f"(quadratic), {STEP_RULES['GeLU']:g} m (GeLU), steps {steps}; seed s draws "
         "the data of every configuration. The Hessian is taken where the first-phase "
         f"rule (train loss down by less than {FIRST_PHASE_DROP:.0%} over "

@@ -102,13 +102,15 @@ class FirstLayerNetwork(torch.nn.Module):
         respect to ``W``, derived by hand; None when ``sigma`` has no closed
         form ``sigma'`` and ``sigma''`` (any callable but a named activation).
 
-        With ``Z = x W^T``, ``r = f(x) - y``, ``s1 = a/m * sigma'(Z)`` and
-        ``s2 = a/m * sigma''(Z) * r`` (computed once), the product with a
-        direction ``V`` is ``H[V] = D^T x / n`` with ``U = x V^T``, ``df =
-        (U * s1) 1`` (the change of the outputs) and ``D = s1 * df + s2 * U``:
+        With ``Z^T = W x^T``, ``r = f(x) - y``, ``s1 = a/m * sigma'(Z^T)`` and
+        ``s2 = a/m * sigma''(Z^T) * r`` (computed once), the product with a
+        direction ``V`` is ``H[V] = D x / n`` with ``U = V x^T``, ``df = 1^T
+        (U * s1)`` (the change of the outputs) and ``D = s1 * df + s2 * U``:
         two products with the data, where autograd's double backward through
         the gradient's graph also re-derives ``sigma'`` and ``sigma''``
-        elementwise at every product (for GeLU, most of its time).
+        elementwise at every product (for GeLU, most of its time). As in
+        :meth:`squared_error_gradients_`, the products are taken with the
+        width first (``V x^T``, not ``x V^T``), the faster orientation on CPU.
 
         Returns
         -------
@@ -121,18 +123,18 @@ class FirstLayerNetwork(torch.nn.Module):
         second = activation_second_derivative(self.activation)
         if first is None or second is None or self.weight.ndim != 2:
             return None  # (stacked networks: not one Hessian)
-        z = x @ self.weight.T
-        readout = self.second_layer / self.weight.shape[0]
-        residual = self.activation(z) @ readout - y.reshape(-1)
+        z = self.weight @ x.T  # (width, n)
+        readout = (self.second_layer / self.weight.shape[0])[:, None]
+        residual = readout.T @ self.activation(z) - y.reshape(1, -1)
         s1 = first(z).mul_(readout)
-        s2 = second(z).mul_(readout).mul_(residual[:, None])
+        s2 = second(z).mul_(readout).mul_(residual)
         n_rows = x.shape[0]
 
         def product(v: torch.Tensor) -> torch.Tensor:
             directions = v.reshape(-1, *self.weight.shape)  # (batch, width, d)
-            u = torch.matmul(x, directions.mT)
-            change = (u * s1).sum(-1, keepdim=True)
+            u = torch.matmul(directions, x.T)  # (batch, width, n)
+            change = (u * s1).sum(-2, keepdim=True)
             d = torch.addcmul(s2.mul(u), s1, change)
-            return torch.matmul(d.mT, x).reshape(v.shape).div_(n_rows)
+            return torch.matmul(d, x).reshape(v.shape).div_(n_rows)
 
         return product
