@@ -4,7 +4,11 @@ Without ``--profile``, runs each experiment of ``sklearn-pt reproduce`` at
 ``--scale`` over ``--n-jobs`` workers (the CLI's default: the available
 cores, at most 8), each in a fresh
 process, and prints one row per experiment: wall seconds, peak resident
-memory of the main process and the verdict words. With ``--profile``, runs
+memory of the main process, the peaks of its process tree's (main process
+and joblib workers) summed resident and proportional sets (``/proc``,
+sampled every half second; the proportional set splits each shared page
+between the processes mapping it, so its sum is the memory the run holds)
+and the verdict words. With ``--profile``, runs
 them in one process with ``n_jobs=1`` under :mod:`cProfile` and prints, per
 experiment, the cumulative seconds of the parts issue 41 names (fits, exact
 two-step steps, singular values, edge tests, Hessian eigenpairs, kernel
@@ -39,6 +43,9 @@ from pathlib import Path
 
 from sklearn_pt._cli import default_n_jobs
 
+CHECKOUT = Path(__file__).resolve().parent.parent
+"""The checkout this script belongs to: the "working tree" side of ``--vs``."""
+
 PARTS = {
     "fits (training loop)": ("sklearn_pt/_training/_loop.py", "fit_loop"),
     "stacked fits": ("sklearn_pt/_training/_plan.py", "run_stacked"),
@@ -67,8 +74,15 @@ def _time_one(
     name: str, scale: str, n_jobs: int | None, out: Path, root: Path | None = None
 ) -> dict:
     """Run one experiment in a fresh process (importing the library from
-    ``root`` when given); its wall time, the peak resident memory of that
-    process (its joblib workers not included) and its verdict words."""
+    ``root`` when given, else from this checkout); its wall time, the peak
+    resident memory of that process (its joblib workers not included) and
+    its verdict words.
+
+    The process starts in the tree it measures: ``python -c`` puts the
+    current directory first on ``sys.path``, before ``PYTHONPATH``, so a
+    process started in this checkout imports this checkout's library
+    whatever ``PYTHONPATH`` says. It prints the file it imported, and the
+    run fails unless that file lies in the tree measured."""
     code = (
         "import json, sys, torch\n"
         "from sklearn_pt import config_context\n"
@@ -79,20 +93,29 @@ def _time_one(
         f"result.write({str(out)!r})\n"
         "import resource\n"
         "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
-        "print(json.dumps([peak, [v.word for v in result.verdicts]]))\n"
+        "import sklearn_pt\n"
+        "print(json.dumps([peak, [v.word for v in result.verdicts], "
+        "sklearn_pt.__file__]))\n"
     )
     start = time.perf_counter()
+    tree = Path(root) if root is not None else CHECKOUT
     env = dict(os.environ)
-    if root is not None:
-        env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")])
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-    )
-    seconds = time.perf_counter() - start
+    env["PYTHONPATH"] = os.pathsep.join([str(tree), env.get("PYTHONPATH", "")])
+    with tempfile.TemporaryFile("w+") as stdout, tempfile.TemporaryFile("w+") as err:
+        process = subprocess.Popen(
+            [sys.executable, "-c", code],
+            stdout=stdout,
+            stderr=err,
+            text=True,
+            env=env,
+            cwd=tree,
+        )
+        memory = _peak_tree_memory(process)
+        seconds = time.perf_counter() - start
+        stdout.seek(0), err.seek(0)
+        done = subprocess.CompletedProcess(
+            process.args, process.returncode, stdout.read(), err.read()
+        )
     if done.returncode:
         error = done.stderr.strip().splitlines()[-1:]
         return {
@@ -101,9 +124,70 @@ def _time_one(
             "rss_mib": 0.0,
             "words": None,
             "error": error,
+            **memory,
         }
-    peak, words = json.loads(done.stdout.strip().splitlines()[-1])
-    return {"name": name, "seconds": seconds, "rss_mib": peak, "words": words}
+    peak, words, imported = json.loads(done.stdout.strip().splitlines()[-1])
+    if not Path(imported).resolve().is_relative_to(tree.resolve()):
+        raise RuntimeError(
+            f"{name}: the run imported {imported}, not the library of {tree}"
+        )
+    return {
+        "name": name,
+        "seconds": seconds,
+        "rss_mib": peak,
+        "words": words,
+        **memory,
+    }
+
+
+def _tree_pids(pid: int) -> list[int]:
+    """``pid`` and its descendants (Linux ``/proc``), the joblib workers
+    among them."""
+    pids, stack = [], [pid]
+    while stack:
+        current = stack.pop()
+        pids.append(current)
+        try:
+            tasks = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{current}/task/{task}/children") as children:
+                    stack.extend(int(child) for child in children.read().split())
+            except OSError:
+                continue
+    return pids
+
+
+def _memory_mib(pid: int) -> tuple[float, float]:
+    """``(Rss, Pss)`` of one process in MiB (``/proc/PID/smaps_rollup``);
+    zeros once it has ended."""
+    values = {"Rss:": 0.0, "Pss:": 0.0}
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as rollup:
+            for line in rollup:
+                key, *rest = line.split()
+                if key in values:
+                    values[key] = int(rest[0]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return values["Rss:"], values["Pss:"]
+
+
+def _peak_tree_memory(process: subprocess.Popen, every: float = 0.5) -> dict:
+    """Wait for ``process``, sampling its process tree every ``every``
+    seconds: the peaks of the summed resident sets (``tree_rss_mib``, shared
+    pages counted once per process) and of the summed proportional sets
+    (``tree_pss_mib``, each shared page split between the processes mapping
+    it: the memory the run holds). Linux only; zeros elsewhere."""
+    peak_rss = peak_pss = 0.0
+    while process.poll() is None:
+        sizes = [_memory_mib(pid) for pid in _tree_pids(process.pid)]
+        peak_rss = max(peak_rss, sum(rss for rss, _ in sizes))
+        peak_pss = max(peak_pss, sum(pss for _, pss in sizes))
+        time.sleep(every)
+    return {"tree_rss_mib": peak_rss, "tree_pss_mib": peak_pss}
 
 
 def _parts(stats: pstats.Stats) -> dict[str, float]:
@@ -168,13 +252,17 @@ def _compare(names, scale: str, n_jobs: int | None, commit: str, out: Path) -> i
             (_time_one(n, scale, n_jobs, out, root), _time_one(n, scale, n_jobs, out))
             for n in names
         ]
-    print(f"{'experiment':<24} {commit[:10]:>10} {'now':>8} {'ratio':>6}  verdicts")
+    print(
+        f"{'experiment':<24} {commit[:10]:>10} {'now':>8} {'ratio':>6} "
+        f"{'PSS MiB':>13}  verdicts"
+    )
     for old, new in pairs:
         same = old["words"] == new["words"] and new["words"] is not None
         ratio = old["seconds"] / new["seconds"]
+        pss = f"{old['tree_pss_mib']:.0f}->{new['tree_pss_mib']:.0f}"
         print(
             f"{new['name']:<24} {old['seconds']:9.1f}s {new['seconds']:7.1f}s "
-            f"{ratio:6.2f}  {'equal' if same else 'DIFFER'}: "
+            f"{ratio:6.2f} {pss:>13}  {'equal' if same else 'DIFFER'}: "
             f"{old['words']} -> {new['words']}"
         )
     old, new = (sum(pair[i]["seconds"] for pair in pairs) for i in (0, 1))
@@ -207,10 +295,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"RESULT: profiled {len(names)} experiments at {args.scale}")
             return 0
         rows = [_time_one(n, args.scale, args.n_jobs, Path(out)) for n in names]
-    print(f"{'experiment':<24} {'wall s':>8} {'main MiB':>9}  verdicts")
+    print(
+        f"{'experiment':<24} {'wall s':>8} {'main MiB':>9} {'tree RSS':>9} "
+        f"{'tree PSS':>9}  verdicts"
+    )
     for row in rows:
         words = ", ".join(row["words"]) if row["words"] else f"FAILED {row['error']}"
-        print(f"{row['name']:<24} {row['seconds']:8.1f} {row['rss_mib']:9.0f}  {words}")
+        print(
+            f"{row['name']:<24} {row['seconds']:8.1f} {row['rss_mib']:9.0f} "
+            f"{row['tree_rss_mib']:9.0f} {row['tree_pss_mib']:9.0f}  {words}"
+        )
     total = sum(row["seconds"] for row in rows)
     print(f"RESULT: {args.scale} total {total:.1f} s over {len(rows)} experiments")
     return 0 if all(row["words"] for row in rows) else 1
