@@ -150,6 +150,24 @@ def read_table(source: pd.DataFrame | str | Path) -> pd.DataFrame:
     return pd.read_csv(io.StringIO(source))
 
 
+def canonical_order(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``table`` sorted by every column, taken in the order of
+    the column names (NaN last), with a fresh index: the same rows in any
+    order, with their columns in any order, give the same table.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from sklearn_pt.experiments._runner import canonical_order
+    >>> table = pd.DataFrame({"seed": [1, 0, 0], "N": [200, 400, 200]})
+    >>> canonical_order(table).to_dict("list")
+    {'seed': [0, 1, 0], 'N': [200, 200, 400]}
+    """
+    order = sorted(table.columns)
+    ordered = table.sort_values(order, kind="stable", na_position="last")
+    return ordered.reset_index(drop=True)
+
+
 def judge(
     experiment: Experiment, table: pd.DataFrame | str | Path
 ) -> tuple[Verdict, ...]:
@@ -166,8 +184,15 @@ def judge(
     Returns
     -------
     tuple of Verdict
+
+    Notes
+    -----
+    The verdicts depend on the rows, not on their order: a bootstrap draws
+    its resamples by position, so the table is first put in one canonical
+    order (:func:`canonical_order`), whatever order the run or a file gave
+    it.
     """
-    table = read_table(table)
+    table = canonical_order(read_table(table))
     claims = experiment.claims
     claims = claims(table) if callable(claims) else claims
     return tuple(claim.verdict(table) for claim in claims)
