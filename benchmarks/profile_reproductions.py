@@ -6,7 +6,7 @@ cores, at most 8), each in a fresh
 process, and prints one row per experiment: wall seconds, peak resident
 memory of the main process, the peaks of its process tree's (main process
 and joblib workers) summed resident and proportional sets (``/proc``,
-sampled every half second; the proportional set splits each shared page
+sampled every second; the proportional set splits each shared page
 between the processes mapping it, so its sum is the memory the run holds)
 and the verdict words. With ``--profile``, runs
 them in one process with ``n_jobs=1`` under :mod:`cProfile` and prints, per
@@ -175,7 +175,7 @@ def _memory_mib(pid: int) -> tuple[float, float]:
     return values["Rss:"], values["Pss:"]
 
 
-def _peak_tree_memory(process: subprocess.Popen, every: float = 0.5) -> dict:
+def _peak_tree_memory(process: subprocess.Popen, every: float = 1.0) -> dict:
     """Wait for ``process``, sampling its process tree every ``every``
     seconds: the peaks of the summed resident sets (``tree_rss_mib``, shared
     pages counted once per process) and of the summed proportional sets
