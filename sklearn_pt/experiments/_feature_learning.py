@@ -102,7 +102,7 @@ summary state it."""
 HESSIAN_TOL = 1e-8
 """Lanczos accuracy of the Hessian eigenpairs, relative to ``||H||``
 (:func:`~sklearn_pt.spectral.hessian_spectrum`): eigenvalues within
-``1e-11 |bulk edge|`` and overlaps within ``1e-7`` of those at ``1e-10``,
+``1e-11 |bulk edge|`` and overlaps within ``2e-8`` of those at ``1e-10``,
 far inside what the float32 GD runs move them by
 (:ref:`defaults_feature_learning_hessian`)."""
 LANCZOS_RESTARTS = 0.05
