@@ -41,6 +41,12 @@ class FirstLayerNetwork(torch.nn.Module):
         hidden = self.activation(pre_activations)
         return torch.matmul(self.second_layer, hidden) / self.weight.shape[-2]
 
+    def _readout_scale(self, n_rows: int) -> torch.Tensor:
+        """``a / (m n)``, the derivative of the mean loss's output term per
+        neuron, shaped ``(width, 1)`` against the transposed
+        pre-activations."""
+        return (self.second_layer / (self.weight.shape[-2] * n_rows))[:, None]
+
     def squared_error_gradients_(
         self, x: torch.Tensor, y: torch.Tensor, *, weight_decay: float = 0.0
     ) -> torch.Tensor:
@@ -72,7 +78,7 @@ class FirstLayerNetwork(torch.nn.Module):
         Tensor of shape () or (K,)
             The loss, without the penalty.
         """
-        n_rows, width = x.shape[-2], self.weight.shape[-2]
+        n_rows = x.shape[-2]
         with torch.no_grad():
             pre_activations = torch.matmul(self.weight, x.mT)
         derivative = activation_derivative(self.activation)
@@ -88,7 +94,7 @@ class FirstLayerNetwork(torch.nn.Module):
                 residuals = self._outputs(pre_activations).sub_(y)
                 losses = residuals.square().mean(dim=-1).mul_(0.5)
                 upstream = derivative(pre_activations)
-                upstream.mul_((self.second_layer / (width * n_rows))[:, None])
+                upstream.mul_(self._readout_scale(n_rows))
                 upstream.mul_(residuals.unsqueeze(-2))
         gradient = torch.matmul(upstream, x)
         if weight_decay:

@@ -34,7 +34,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._activations import activation_function
+from ._activations import activation_derivative, activation_function
 from ._first_layer import FirstLayerNetwork
 from ._losses import half_squared_error
 from ._partial import PartiallyTrainableMLP, sum_of_squares
@@ -878,16 +878,116 @@ class _StackedFirstLayer:
 
 
 class StackedFirstLayerNetwork(_StackedFirstLayer, FirstLayerNetwork):
-    """``K`` :class:`FirstLayerNetwork` s of one shape, stacked: first layers
-    ``W`` of shape ``(K, width, d)``, one fixed second layer ``a``; network
-    ``k`` computes ``sigma(x[k] @ W[k].T) @ a / width``. It has the protocol
-    of :class:`~sklearn_pt._training.StackedStepper` (which puts a stopped
-    network's ``W[k]`` back after every step); its training step is
-    :meth:`FirstLayerNetwork.squared_error_gradients_`, stacked.
+    """``K`` :class:`FirstLayerNetwork` s, stacked: first layers ``W`` of
+    shape ``(K, width, d)``, fixed second layers ``a`` of shape ``(width,)``
+    (one for all) or ``(K, width)``; network ``k`` computes ``sigma(x[k] @
+    W[k].T) @ a[k] / widths[k]``. Networks of several widths stack padded to
+    the widest (:meth:`from_networks`): the rows past a network's own width
+    have ``a = 0``, so they take no part and never move.
+
+    It has the protocol of :class:`~sklearn_pt._training.StackedStepper`
+    (which puts a stopped network's ``W[k]`` back after every step); its
+    training step is :meth:`FirstLayerNetwork.squared_error_gradients_`,
+    stacked. On one data set shared by every network (``x`` expanded from one
+    ``(n, d)`` set, as the stepper passes shared data) the step takes one
+    product with the data for the real rows of all networks, where each
+    network on its own would read the data once per network: networks of a
+    few neurons each are bound by the per-product cost and the per-step
+    overhead, not by the rows.
+
+    Parameters
+    ----------
+    weight : Tensor of shape (K, width, d)
+    second_layer : Tensor of shape (width,) or (K, width)
+    activation : callable
+    widths : sequence of K int, optional
+        Each network's own width ``m_k`` (the ``1 / m_k`` of its output);
+        its rows ``m_k:`` must have ``a = 0``. None: every network is
+        ``width`` wide.
     """
+
+    def __init__(self, weight, second_layer, activation, *, widths=None):
+        super().__init__(weight, second_layer, activation)
+        n_models, width = weight.shape[:2]
+        widths = [width] * n_models if widths is None else [int(w) for w in widths]
+        if len(widths) != n_models or not all(1 <= w <= width for w in widths):
+            raise ValueError(
+                f"widths must hold {n_models} widths in [1, {width}]; got {widths}."
+            )
+        real = torch.arange(width)[None, :] < torch.tensor(widths)[:, None]
+        readout = second_layer.expand(n_models, width)
+        if bool((readout[~real] != 0).any()):
+            raise ValueError(
+                "The second layer must be 0 on the rows past each network's width "
+                "(padding); build mixed widths with "
+                "StackedFirstLayerNetwork.from_networks."
+            )
+        self.register_buffer("widths", torch.tensor(widths, dtype=weight.dtype))
+        rows = real.flatten().nonzero().flatten()
+        self.register_buffer("_rows", rows)  # the real rows of W.view(K * width, d)
+        self.register_buffer("_row_model", rows // width)
+        self.register_buffer("_row_readout", (readout / self.widths[:, None])[real])
+
+    @classmethod
+    def from_networks(cls, networks: Sequence[FirstLayerNetwork]):
+        """Stack :class:`FirstLayerNetwork` s of one activation and input
+        dimension, of any widths (padded to the widest); their current
+        weights are copied."""
+        width = max(net.weight.shape[0] for net in networks)
+        reference = networks[0].weight
+        weight = reference.new_zeros(len(networks), width, reference.shape[1])
+        second_layer = reference.new_zeros(len(networks), width)
+        for k, net in enumerate(networks):
+            weight[k, : net.weight.shape[0]] = net.weight.detach()
+            second_layer[k, : net.weight.shape[0]] = net.second_layer
+        widths = [net.weight.shape[0] for net in networks]
+        return cls(weight, second_layer, networks[0].activation, widths=widths)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self._outputs(torch.bmm(self.weight, x.mT))
+
+    def _outputs(self, pre_activations: torch.Tensor) -> torch.Tensor:
+        hidden = self.activation(pre_activations)
+        outputs = torch.matmul(self._second_layers().unsqueeze(-2), hidden)
+        return outputs.squeeze(-2) / self.widths[:, None]
+
+    def _second_layers(self) -> torch.Tensor:
+        return self.second_layer.expand(self.weight.shape[:2])
+
+    def _readout_scale(self, n_rows: int) -> torch.Tensor:
+        scale = self._second_layers() / (self.widths[:, None] * n_rows)
+        return scale.unsqueeze(-1)
+
+    def squared_error_gradients_(
+        self, x: torch.Tensor, y: torch.Tensor, *, weight_decay: float = 0.0
+    ) -> torch.Tensor:
+        """:meth:`FirstLayerNetwork.squared_error_gradients_` of every
+        network; on shared data (``x`` expanded, stride 0 along ``K``), in
+        one product with the data each way for the real rows of all
+        networks, ``(sum_k m_k, d)``."""
+        derivative = activation_derivative(self.activation)
+        if x.ndim != 3 or x.stride(0) != 0 or derivative is None:
+            return super().squared_error_gradients_(x, y, weight_decay=weight_decay)
+        data, n_rows = x[0], x.shape[1]
+        n_models, width, n_features = self.weight.shape
+        flat = self.weight.detach().view(n_models * width, n_features)
+        with torch.no_grad():
+            pre_activations = flat.index_select(0, self._rows) @ data.T
+            hidden = self.activation(pre_activations)
+            hidden.mul_(self._row_readout[:, None])
+            outputs = hidden.new_zeros(n_models, n_rows)
+            residuals = outputs.index_add_(0, self._row_model, hidden).sub_(y)
+            losses = residuals.square().mean(dim=-1).mul_(0.5)
+            upstream = derivative(pre_activations)
+            upstream.mul_((self._row_readout / n_rows)[:, None])
+            upstream.mul_(residuals.index_select(0, self._row_model))
+            gradient = torch.zeros_like(flat)
+            gradient.index_copy_(0, self._rows, upstream @ data)
+            gradient = gradient.view_as(self.weight)
+            if weight_decay:
+                gradient.add_(self.weight.detach(), alpha=weight_decay)
+        self.weight.grad = gradient
+        return losses
 
     def stacked_losses(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return half_squared_error(self(x), y, dim=1)

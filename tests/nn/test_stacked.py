@@ -251,3 +251,66 @@ def test_penalty_scales_are_each_networks_and_weight_the_norms(monkeypatch):
     for param, grad, mask in zip(batch.layers, grads[:-1], masks, strict=True):
         torch.testing.assert_close(param.grad[:, :-1] * mask, grad[:, :-1])
     torch.testing.assert_close(batch.readout.grad, grads[-1])
+
+
+@pytest.mark.parametrize("activation", ["gelu", "quadratic", "custom"])
+def test_first_layer_networks_of_several_widths_on_shared_data(activation):
+    """Networks of widths 1, 3 and 4 stacked (padded to 4) on one shared data
+    set: each network's loss and gradient are its own, as autograd gives
+    them network by network, in the one-product path (a named activation)
+    and the general one (a callable); the padded rows get no gradient; and
+    GD with one step size per network takes each network's own steps."""
+    from sklearn_pt._training import StackedStepper
+    from sklearn_pt.nn import ACTIVATIONS, FirstLayerNetwork
+    from sklearn_pt.nn._stacked import StackedFirstLayerNetwork
+
+    function = torch.sin if activation == "custom" else ACTIVATIONS[activation]
+    generator = seeded()
+    x = torch.randn(30, 5, generator=generator, dtype=torch.float64)
+    y = torch.randn(30, generator=generator, dtype=torch.float64)
+    nets = [
+        FirstLayerNetwork(
+            torch.randn(m, 5, generator=generator, dtype=torch.float64),
+            torch.randn(m, generator=generator, dtype=torch.float64),
+            function,
+        )
+        for m in (1, 3, 4)
+    ]
+    stacked = StackedFirstLayerNetwork.from_networks(nets)
+    assert stacked.weight.shape == (3, 4, 5) and stacked.widths.tolist() == [1, 3, 4]
+    shared_x, shared_y = x.expand(3, *x.shape), y.expand(3, *y.shape)
+    losses = stacked.squared_error_gradients_(shared_x, shared_y, weight_decay=0.1)
+    for k, net in enumerate(nets):
+        loss = 0.5 * (net(x) - y).square().mean()
+        (loss + 0.05 * net.weight.square().sum()).backward()
+        m = net.weight.shape[0]
+        torch.testing.assert_close(losses[k], loss.detach(), rtol=1e-12, atol=0)
+        torch.testing.assert_close(stacked.weight.grad[k, :m], net.weight.grad)
+        assert not stacked.weight.grad[k, m:].any()
+    torch.testing.assert_close(stacked(shared_x), torch.stack([n(x) for n in nets]))
+
+    rates = [0.3, 0.1, 0.05]
+    stepper = StackedStepper(
+        stacked, x, y, solver="gd", learning_rate=rates, generators=[None] * 3
+    )
+    for _ in range(3):
+        stepper.step(torch.ones(3, dtype=torch.bool))
+    for k, (net, rate) in enumerate(zip(nets, rates, strict=True)):
+        m = net.weight.shape[0]
+        for _ in range(3):
+            net.weight.grad = None
+            (0.5 * (net(x) - y).square().mean()).backward()
+            with torch.no_grad():
+                net.weight -= rate * net.weight.grad
+        torch.testing.assert_close(stacked.weight.detach()[k, :m], net.weight.detach())
+        assert not stacked.weight.detach()[k, m:].any()
+
+
+def test_mixed_widths_need_zero_second_layers_on_the_padding():
+    from sklearn_pt.nn._stacked import StackedFirstLayerNetwork
+
+    weight = torch.zeros(2, 3, 4)
+    with pytest.raises(ValueError, match="from_networks"):
+        StackedFirstLayerNetwork(weight, torch.ones(3), torch.tanh, widths=[2, 3])
+    with pytest.raises(ValueError, match="widths must hold 2 widths"):
+        StackedFirstLayerNetwork(weight, torch.ones(3), torch.tanh, widths=[4, 3])
