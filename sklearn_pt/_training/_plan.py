@@ -124,7 +124,7 @@ class FitPlan:
         return self.finish(self, result)
 
 
-def run_stacked(plans: Sequence[FitPlan]) -> list:
+def run_stacked(plans: Sequence[FitPlan], *, callbacks: Sequence = ()) -> list:
     """Train ``plans`` together and complete each: what ``K`` calls of
     ``plan.complete(plan.run())`` would give, to rounding.
 
@@ -140,6 +140,10 @@ def run_stacked(plans: Sequence[FitPlan]) -> list:
     plans : sequence of FitPlan
         Plans of estimators of one class that differ only in the class's
         ``_stacked_parameters``.
+    callbacks : sequence of Callback, default=()
+        More callbacks of the stacked training, after the stacking's own:
+        they follow its ``K`` models (``loop.stepper.module`` is the stacked
+        module) and may stop each.
 
     Returns
     -------
@@ -153,7 +157,9 @@ def run_stacked(plans: Sequence[FitPlan]) -> list:
         stacked = plans[trained[0]].stack([plans[k] for k in trained])
         stepper = StackedStepper(stacked.module, **stacked.stepper_args)
         results = fit_loop(
-            stepper, max_iter=stacked.max_iter, callbacks=stacked.callbacks
+            stepper,
+            max_iter=stacked.max_iter,
+            callbacks=[*stacked.callbacks, *callbacks],
         )
         stacked.hand_back(results)
         for k, result in zip(trained, results, strict=True):

@@ -283,16 +283,19 @@ default="ones"
         self.device = device
         self.dtype = dtype
 
-    _stacked_parameters: ClassVar[frozenset] = frozenset({"random_state"})
+    _stacked_parameters: ClassVar[frozenset] = frozenset(
+        {"random_state", "hidden_layer_sizes", "learning_rate_init"}
+    )
     """The parameters in which fits stacked by
-    :func:`~sklearn_pt.model_selection.fit_stacked` may differ."""
+    :func:`~sklearn_pt.model_selection.fit_stacked` may differ (the widths
+    stack padded to the widest, each with its own step size)."""
     _stacks_datasets: ClassVar[bool] = True
     """Stacked fits may each take their own training set (of one shape)."""
 
     def _stacked_fit_unsupported(self) -> str | None:
         """Why this estimator's fits cannot be stacked, or None."""
-        if not (isinstance(self.init, str) and self.init == "random"):
-            return "init is not 'random'"
+        if not isinstance(self.init, str):
+            return "init is an estimator or an array, not 'random' or 'spectral'"
         if self.hessian_every is not None:
             return "hessian_every records Hessian spectra during the fit"
         if self.verbose:
@@ -619,35 +622,49 @@ class _HessianHistory(HessianMonitor):
 
 
 def _stack_plans(plans) -> StackedFit:
-    """The stacking of :class:`FirstLayerGDRegressor` fit plans (one data set
-    of one shape per plan): their first layers as one ``(K, m, d)`` tensor,
-    one full-batch GD step for all, each plan's loss history handed back."""
+    """The stacking of :class:`FirstLayerGDRegressor` fit plans: their first
+    layers as one ``(K, m, d)`` tensor (widths padded to the widest,
+    :meth:`~sklearn_pt.nn.StackedFirstLayerNetwork.from_networks`), one
+    full-batch GD step for all with each plan's step size, on each plan's
+    data set or, when every plan has the same one, on that one shared (one
+    product with the data per step for all); each plan's loss history
+    handed back."""
     if len({plan.X.shape for plan in plans}) != 1:
         raise ValueError("Cannot stack these fits: the data sets differ in shape.")
-    first = plans[0].module
-    module = StackedFirstLayerNetwork(
-        torch.stack([plan.module.weight.detach() for plan in plans]),
-        first.second_layer,
-        first.activation,
-    )
+    module = StackedFirstLayerNetwork.from_networks([plan.module for plan in plans])
     history = LossHistory()
 
     def hand_back(outcomes) -> None:
         for k, plan in enumerate(plans):
+            width = plan.module.weight.shape[0]
             with torch.no_grad():
-                plan.module.weight.copy_(module.weight[k])
+                plan.module.weight.copy_(module.weight[k, :width])
             plan.callbacks[-1].adopt(history, k)  # its LossHistory
 
+    first = plans[0]
+    shared = all(
+        torch.equal(plan.X, first.X) and torch.equal(plan.y, first.y)
+        for plan in plans[1:]
+    )
+    data = (
+        {"X": first.X, "y": first.y}
+        if shared
+        else {
+            "X": torch.stack([plan.X for plan in plans]),
+            "y": torch.stack([plan.y for plan in plans]),
+        }
+    )
+    rates = [plan.stepper_params["learning_rate"] for plan in plans]
     return StackedFit(
         module=module,
         stepper_args={
-            "X": torch.stack([plan.X for plan in plans]),
-            "y": torch.stack([plan.y for plan in plans]),
+            **data,
             "generators": [None] * len(plans),  # full batch: no row order
-            "per_model_data": True,
-            **plans[0].stepper_params,
+            "per_model_data": not shared,
+            **first.stepper_params,
+            "learning_rate": rates[0] if len(set(rates)) == 1 else rates,
         },
-        max_iter=plans[0].max_iter,
+        max_iter=first.max_iter,
         callbacks=[DivergenceCheck(), history],
         hand_back=hand_back,
     )
