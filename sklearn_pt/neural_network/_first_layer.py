@@ -573,8 +573,11 @@ class _TrajectoryRecorder(Callback):
             weights = weights.cpu().numpy()
             self.overlap.append(_neuron_overlaps(weights, self.directions))
 
-    def record(self) -> None:
-        self._pending.append(self.module.weight.detach().clone())
+    def record(self, weight: torch.Tensor | None = None) -> None:
+        """Keep the first layer now: the module's, or ``weight`` (a stacked
+        fit's own slice, :class:`_StackedTrajectories`)."""
+        weight = self.module.weight if weight is None else weight
+        self._pending.append(weight.detach().clone())
         if len(self._pending) >= self._chunk:
             self._flush()
 
@@ -621,6 +624,33 @@ class _HessianHistory(HessianMonitor):
         return history
 
 
+class _StackedTrajectories(Callback):
+    """Each stacked fit's :class:`_TrajectoryRecorder` (None: a fit without
+    one), fed that fit's own rows of the stacked first layers after each of
+    its iterations, as its recorder would see them in a fit alone."""
+
+    def __init__(self, module, recorders):
+        self.module, self.recorders = module, recorders
+
+    def _record(self, k: int) -> None:
+        recorder = self.recorders[k]
+        if recorder is not None:
+            width = recorder.module.weight.shape[0]
+            recorder.record(self.module.weight[k, :width])
+
+    def on_train_begin(self, loop) -> None:
+        for k in range(len(self.recorders)):
+            self._record(k)
+
+    def on_iteration_end(self, loop, k, loss):
+        self._record(k)
+
+    def on_train_end(self, loop) -> None:
+        for recorder in self.recorders:
+            if recorder is not None:
+                recorder.on_train_end(loop)
+
+
 def _stack_plans(plans) -> StackedFit:
     """The stacking of :class:`FirstLayerGDRegressor` fit plans: their first
     layers as one ``(K, m, d)`` tensor (widths padded to the widest,
@@ -628,11 +658,16 @@ def _stack_plans(plans) -> StackedFit:
     full-batch GD step for all with each plan's step size, on each plan's
     data set or, when every plan has the same one, on that one shared (one
     product with the data per step for all); each plan's loss history
-    handed back."""
+    handed back, its trajectory (``eval_set``, ``true_directions``) recorded
+    as it trains."""
     if len({plan.X.shape for plan in plans}) != 1:
         raise ValueError("Cannot stack these fits: the data sets differ in shape.")
     module = StackedFirstLayerNetwork.from_networks([plan.module for plan in plans])
     history = LossHistory()
+    recorders = [
+        next((c for c in plan.callbacks if isinstance(c, _TrajectoryRecorder)), None)
+        for plan in plans
+    ]
 
     def hand_back(outcomes) -> None:
         for k, plan in enumerate(plans):
@@ -665,6 +700,6 @@ def _stack_plans(plans) -> StackedFit:
             "learning_rate": rates[0] if len(set(rates)) == 1 else rates,
         },
         max_iter=first.max_iter,
-        callbacks=[DivergenceCheck(), history],
+        callbacks=[DivergenceCheck(), _StackedTrajectories(module, recorders), history],
         hand_back=hand_back,
     )

@@ -93,6 +93,38 @@ def test_widths_and_step_sizes_stack_on_one_shared_data_set(init, monkeypatch):
     assert len(shared_steps) == 30 and all(shared_steps)
 
 
+def test_stacked_plans_record_each_fits_trajectory_as_alone():
+    """run_stacked on plans with eval_set and true_directions (widths 2 and
+    3 on one data set): each fitted estimator's history_ (train and test
+    loss, overlap) is that of its fit alone, to rounding."""
+    from sklearn_pt._training import run_stacked
+
+    X, y, theta = make_phase_retrieval(160, 20, random_state=0, return_directions=True)
+    (X, X_test), (y, y_test) = (X[:120], X[120:]), (y[:120], y[120:])
+    models = [
+        FirstLayerGDRegressor(
+            m,
+            activation="quadratic",
+            learning_rate_init=0.05 * m,
+            max_iter=25,
+            random_state=m,
+        )
+        for m in (2, 3)
+    ]
+    keywords = {"eval_set": (X_test, y_test), "true_directions": theta}
+    fitted = run_stacked([model.plan_fit(X, y, **keywords) for model in models])
+    for model, stacked in zip(models, fitted, strict=True):
+        alone = clone(model).fit(X, y, **keywords)
+        assert (
+            stacked.history_.keys()
+            == alone.history_.keys()
+            >= {"train_loss", "test_loss", "overlap"}
+        )
+        for key, values in alone.history_.items():
+            assert stacked.history_[key].shape == values.shape == (26,), key
+            np.testing.assert_allclose(stacked.history_[key], values, rtol=1e-10)
+
+
 def test_a_diverging_fit_is_reported_and_the_others_train_on():
     base = FirstLayerGDRegressor(
         2, activation="quadratic", learning_rate_init=0.1, max_iter=30
