@@ -31,7 +31,7 @@ import torch
 from scipy.sparse.linalg import ArpackNoConvergence
 from sklearn.base import clone
 
-from .._training import Callback
+from .._training import Callback, run_stacked
 from ..datasets import make_phase_retrieval
 from ..decomposition import SpectralEstimator
 from ..exceptions import DivergenceError
@@ -213,54 +213,58 @@ def first_phase_end(
 
 class FirstPhaseSnapshot(Callback):
     """Training callback keeping the first-layer weights at the end of the
-    first phase (the rule of :func:`first_phase_end`).
+    first phase (the rule of :func:`first_phase_end`), for each of the
+    loop's models (one network, or several stacked).
 
     The loop hands each hook the loss *before* the step it just took, so the
-    callback keeps the previous step's weights and stores them when the rule
-    fires on that loss. ``step`` stays None when it never fires; ``weight``
-    is then the last weights.
+    callback keeps the previous step's weights and stores model ``k``'s when
+    the rule fires on its loss. ``steps[k]`` stays None when it never fires;
+    ``weights[k]`` is then its last weights (of the stacked module's shape:
+    a stacked network's rows past its own width are padding).
 
     Parameters
     ----------
-    module : FirstLayerNetwork
-        The network being trained.
     window, drop : int, float
         The rule's window and relative drop.
     stop : bool, default=False
-        Stop the training when the rule fires.
+        Stop a model's training when the rule fires for it.
     """
 
-    def __init__(
-        self, module, *, window=FIRST_PHASE_WINDOW, drop=FIRST_PHASE_DROP, stop=False
-    ):
-        self.module, self.window, self.drop, self.stop = module, window, drop, stop
-        self.losses, self.step, self.weight, self._previous = [], None, None, None
+    def __init__(self, *, window=FIRST_PHASE_WINDOW, drop=FIRST_PHASE_DROP, stop=False):
+        self.window, self.drop, self.stop = window, drop, stop
 
-    def _current(self):
+    def _current(self) -> torch.Tensor:
         return self.module.weight.detach().clone()
 
     def on_train_begin(self, loop) -> None:
-        self._previous = self._current()
+        self.module = loop.stepper.module
+        self.losses = [[] for _ in range(loop.n_models)]
+        self.steps, self.weights = [None] * loop.n_models, [None] * loop.n_models
+        self._iteration, self._now = 0, self._current()
+        self._previous = self._now
 
     def on_iteration_end(self, loop, k, loss):
-        self.losses.append(float(loss))  # the loss of the weights before
-        tail = self.losses[-self.window - 1 :]  # the rule fires at its last step?
+        if loop.iteration != self._iteration:  # the first model of a new step
+            self._iteration = loop.iteration
+            self._previous, self._now = self._now, self._current()
+        self.losses[k].append(float(loss))  # the loss of the weights before
+        tail = self.losses[k][-self.window - 1 :]  # the rule fires at its last step?
         fired = first_phase_end(tail, window=self.window, drop=self.drop)
-        if self.step is None and fired is not None:
-            self.step, self.weight = len(self.losses) - 1, self._previous
+        if self.steps[k] is None and fired is not None:
+            self.steps[k], self.weights[k] = len(self.losses[k]) - 1, self._previous[k]
             if self.stop:
                 return "end of the first phase"
-        self._previous = self._current()
         return None
 
     def on_train_end(self, loop) -> None:
-        if self.weight is None:
-            self.weight = self._current()
+        last = self._current()
+        self.weights = [last[k] if w is None else w for k, w in enumerate(self.weights)]
 
 
 class HardDirectionProjection(Callback):
     """Training callback holding the first-layer weights' component along
-    the latent directions at 0 (before training and after every step).
+    the latent directions at 0 (before training and after every step), for
+    every model of the loop (one network, or several stacked).
 
     GD then runs the first phase as it runs when ``d -> inf``, where the
     overlap with ``theta*`` stays ``O(d ** -1/2)`` until the escape: it
@@ -269,22 +273,24 @@ class HardDirectionProjection(Callback):
     (at ``d = 100 .. 400`` it starts during the first phase).
     """
 
-    def __init__(self, module, directions):
-        self.module = module
+    def __init__(self, directions):
         directions = np.asarray(directions, dtype=float).reshape(len(directions), -1)
-        basis = np.linalg.qr(directions)[0]
-        self.basis = torch.as_tensor(basis).to(module.weight)
+        self.basis = torch.as_tensor(np.linalg.qr(directions)[0])
 
-    def project(self) -> None:
+    def project(self, weight: torch.Tensor) -> None:
+        """Remove the latent directions from the rows of ``weight``, in place."""
+        basis = self.basis.to(weight)
         with torch.no_grad():
-            weight = self.module.weight
-            weight -= (weight @ self.basis) @ self.basis.T
+            weight -= (weight @ basis) @ basis.T
 
     def on_train_begin(self, loop) -> None:
-        self.project()
+        self.weight, self._iteration = loop.stepper.module.weight, 0
+        self.project(self.weight)
 
     def on_iteration_end(self, loop, k, loss):
-        return self.project()
+        if loop.iteration != self._iteration:  # once per step, for every model
+            self._iteration = loop.iteration
+            self.project(self.weight)
 
 
 def pick_outlier(eigenvalues, overlaps, width: int) -> tuple[float, float, float]:
@@ -429,75 +435,112 @@ def _hessian_outlier(module, weight, X, y, theta, width) -> tuple[float, ...]:
     return pick_outlier(spectrum.eigenvalues, spectrum.overlaps, width)
 
 
-def first_phase_weights(estimator, X, y, theta) -> tuple:
+def first_phase_runs(estimators, X, y, theta) -> list:
     """GD with ``theta*``'s component held at 0
-    (:class:`HardDirectionProjection`), stopped at the end of its first phase
-    (:class:`FirstPhaseSnapshot`): ``(step, weight, fitted)``, the step at
+    (:class:`HardDirectionProjection`), each run stopped at the end of its
+    first phase (:class:`FirstPhaseSnapshot`), for estimators that stack
+    (:func:`~sklearn_pt._training.run_stacked`: e.g. several widths on the
+    one data set). Per estimator, ``(step, weight, fitted)``: the step at
     which the rule fired (NaN: never, the last weights), the first-layer
-    weights there (a tensor) and the fitted clone of ``estimator``."""
-    plan = clone(estimator).plan_fit(X, y)
-    snapshot = FirstPhaseSnapshot(plan.module, stop=True)
-    projection = HardDirectionProjection(plan.module, theta)
-    plan.callbacks = [projection, *plan.callbacks, snapshot]
-    fitted = plan.complete(plan.run())
-    step = math.nan if snapshot.step is None else float(snapshot.step)
-    return step, snapshot.weight, fitted
+    weights there (a tensor) and the fitted clone; or the
+    :class:`~sklearn_pt.exceptions.DivergenceError` that ended it."""
+    plans = [clone(estimator).plan_fit(X, y) for estimator in estimators]
+    projection = HardDirectionProjection(theta)
+    for plan in plans:  # held at 0 from the start, for the divergence check too
+        projection.project(plan.module.weight)
+    snapshot = FirstPhaseSnapshot(stop=True)
+    fitted = run_stacked(plans, callbacks=[projection, snapshot])
+    runs = []
+    for k, (plan, outcome) in enumerate(zip(plans, fitted, strict=True)):
+        if isinstance(outcome, DivergenceError):
+            runs.append(outcome)
+            continue
+        step = snapshot.steps[k]
+        weight = snapshot.weights[k][: plan.module.weight.shape[0]]
+        runs.append((math.nan if step is None else float(step), weight, outcome))
+    return runs
+
+
+def first_phase_weights(estimator, X, y, theta) -> tuple:
+    """:func:`first_phase_runs` of one estimator: ``(step, weight,
+    fitted)``; raises the DivergenceError that ended it."""
+    (run,) = first_phase_runs([estimator], X, y, theta)
+    if isinstance(run, DivergenceError):
+        raise run
+    return run
 
 
 def _first_phase_hessian(estimator, X, y, theta) -> tuple:
     """``(step, outlier eigenvalue, overlap, bulk edge)`` of the Hessian at
     the end of the projected first phase (:func:`first_phase_weights`)."""
-    step, weight, fitted = first_phase_weights(estimator, X, y, theta)
+    return _phase_hessian(first_phase_weights(estimator, X, y, theta), X, y, theta)
+
+
+def _phase_hessian(run, X, y, theta) -> tuple:
+    """``(step, outlier eigenvalue, overlap, bulk edge)`` of one run of
+    :func:`first_phase_runs`."""
+    step, weight, fitted = run
     width = fitted.first_layer_weights_.shape[0]
-    outlier = _hessian_outlier(fitted.module_, weight, X, y, theta, width)
-    return (step, *outlier)
+    return (step, *_hessian_outlier(fitted.module_, weight, X, y, theta, width))
 
 
 HESSIAN_COLUMNS = ("hessian_step", "outlier_eigenvalue", "outlier_overlap", "bulk_edge")
 """What :func:`_first_phase_hessian` returns, as columns."""
 
 
-def _fit_gd(config: dict, seed: int) -> dict:
-    """One GD configuration, delta and seed: the full run (success, test
-    loss, plateau, the first-phase rule on its train loss) and the projected
-    first phase (Hessian outlier); a diverged run fails (NaN, inf)."""
-    method, width, d = config["method"], config["width"], config["d"]
+def _fit_gd(config: dict, seed: int) -> list[dict]:
+    """One GD configuration, delta and seed, at each of its widths: the full
+    run (success, test loss, plateau, the first-phase rule on its train
+    loss) and the projected first phase (Hessian outlier), each stacked
+    over the widths (they share the data); a diverged run fails (NaN,
+    inf)."""
+    method, d = config["method"], config["d"]
     n = max(round(config["delta"] * d), 1)
     X, y, theta = make_phase_retrieval(
         n + config["n_test"], d, random_state=seed, return_directions=True
     )
     (X, X_test), (y, y_test) = (X[:n], X[n:]), (y[:n], y[n:])
     max_iter = step_budget(config["base_iter"], d)
-    estimator = FirstLayerGDRegressor(
-        width,
-        activation=ACTIVATIONS[method],
-        init=config["init"],
-        learning_rate_init=STEP_RULES[method] * width,
-        max_iter=max_iter,
-        random_state=seed,
-        device=config["device"],
-        dtype=GD_DTYPE,
-    )
-    row = {"max_iter": max_iter, "overlap": 0.0, "success": 0}
-    row |= dict.fromkeys(("test_loss_ratio", "plateau"), math.inf)
-    row |= dict.fromkeys(("first_phase_step", "first_phase_overlap"), math.nan)
-    try:
-        hessian = _first_phase_hessian(estimator, X, y, theta)
-        estimator.fit(X, y, eval_set=(X_test, y_test), true_directions=theta)
-    except DivergenceError:
-        return row | dict.fromkeys(HESSIAN_COLUMNS, math.nan) | {"outlier": 0}
-    history = estimator.history_
-    test, overlap = np.asarray(history["test_loss"]), float(history["overlap"][-1])
-    below = np.flatnonzero(test <= PLATEAU_FRACTION * test[0])
-    row |= {"overlap": overlap, "success": int(overlap > SUCCESS_OVERLAP)}
-    row["test_loss_ratio"] = held_out_loss_ratio(estimator, X_test, y_test, y)
-    row["plateau"] = float(below[0]) if below.size else math.inf
-    first = first_phase_end(history["train_loss"], converged=CONVERGED)
-    if first is not None:
-        row["first_phase_step"] = float(first)
-        row["first_phase_overlap"] = float(history["overlap"][first])
-    row |= dict(zip(HESSIAN_COLUMNS, hessian, strict=True))
-    return row | {"outlier": int(outlier_found(*hessian[1:], d))}
+    estimators = [
+        FirstLayerGDRegressor(
+            width,
+            activation=ACTIVATIONS[method],
+            init=config["init"],
+            learning_rate_init=STEP_RULES[method] * width,
+            max_iter=max_iter,
+            random_state=seed,
+            device=config["device"],
+            dtype=GD_DTYPE,
+        )
+        for width in config["widths"]
+    ]
+    phases = first_phase_runs(estimators, X, y, theta)
+    evaluation = {"eval_set": (X_test, y_test), "true_directions": theta}
+    plans = [clone(e).plan_fit(X, y, **evaluation) for e in estimators]
+    fits = run_stacked(plans)
+    rows = []
+    for width, phase, fitted in zip(config["widths"], phases, fits, strict=True):
+        row = {"width": width, "max_iter": max_iter, "overlap": 0.0, "success": 0}
+        row |= dict.fromkeys(("test_loss_ratio", "plateau"), math.inf)
+        row |= dict.fromkeys(("first_phase_step", "first_phase_overlap"), math.nan)
+        if isinstance(phase, DivergenceError) or isinstance(fitted, DivergenceError):
+            rows.append(row | dict.fromkeys(HESSIAN_COLUMNS, math.nan) | {"outlier": 0})
+            continue
+        hessian = _phase_hessian(phase, X, y, theta)
+        history = fitted.history_
+        test = np.asarray(history["test_loss"])
+        overlap = float(history["overlap"][-1])
+        below = np.flatnonzero(test <= PLATEAU_FRACTION * test[0])
+        row |= {"overlap": overlap, "success": int(overlap > SUCCESS_OVERLAP)}
+        row["test_loss_ratio"] = held_out_loss_ratio(fitted, X_test, y_test, y)
+        row["plateau"] = float(below[0]) if below.size else math.inf
+        first = first_phase_end(history["train_loss"], converged=CONVERGED)
+        if first is not None:
+            row["first_phase_step"] = float(first)
+            row["first_phase_overlap"] = float(history["overlap"][first])
+        row |= dict(zip(HESSIAN_COLUMNS, hessian, strict=True))
+        rows.append(row | {"outlier": int(outlier_found(*hessian[1:], d))})
+    return rows
 
 
 def measure(config: dict, seed: int) -> list[dict]:
@@ -509,28 +552,28 @@ def measure(config: dict, seed: int) -> list[dict]:
     Seed ``s`` draws the data (and the initialisation), so every
     configuration sees the same data at a given ``(d, delta)``."""
     if config["method"] not in SPECTRAL:
-        return [_fit_gd(config, seed)]
+        return _fit_gd(config, seed)
     preprocessing, delta, d = SPECTRAL[config["method"]], config["delta"], config["d"]
     X, y, theta = make_phase_retrieval(
         max(round(delta * d), 1), d, random_state=seed, return_directions=True
     )
     fitted = SpectralEstimator(preprocessing=preprocessing).fit(X, y)
-    row = {"max_iter": 0, "overlap": float(fitted.overlap(theta)), "outlier": 0}
+    overlap = float(fitted.overlap(theta))
+    row = {"width": 0, "max_iter": 0, "overlap": overlap, "outlier": 0}
     row["success"] = int(row["overlap"] > SUCCESS_OVERLAP)
     return [row | {"squared_overlap_limit": spectral_overlap(delta, preprocessing)}]
 
 
 def task_cost(config: dict) -> float:
     """A task's run time in GD steps on ``(n, d)`` data, roughly: the two
-    runs of :func:`_fit_gd` (the widths are small, so a step costs about
-    the same whatever ``m``); a spectral method's one ``d x d`` matrix
+    runs of :func:`_fit_gd` per width (the widths are small, so a step costs
+    about the same whatever ``m``); a spectral method's one ``d x d`` matrix
     costs about ten."""
     d = config["d"]
     n = max(round(config["delta"] * d), 1)
-    steps = (
-        10 if config["method"] in SPECTRAL else 2 * step_budget(config["base_iter"], d)
-    )
-    return n * d * steps
+    if config["method"] in SPECTRAL:
+        return n * d * 10
+    return n * d * 2 * step_budget(config["base_iter"], d) * len(config["widths"])
 
 
 GROUP = ["method", "init", "width", "d"]
@@ -543,19 +586,22 @@ GRIDS = {
 
 
 def _preset(dims, widths, seeds, base_iter, grids, init_widths=(), n_test=500):
-    """One scale: GD at every d, activation and width (random init), also
-    from the spectral initialisation at the smallest d for ``init_widths``,
-    then both spectral methods at every d; one cell per delta of the grids
-    (overriding :data:`GRIDS`). The GD budget at d = 100 is ``base_iter``
+    """One scale: GD at every d and activation over ``widths`` (random
+    init), also from the spectral initialisation at the smallest d over
+    ``init_widths``, then both spectral methods at every d; one cell per
+    delta of the grids (overriding :data:`GRIDS`), whose widths share its
+    data and train stacked. The GD budget at d = 100 is ``base_iter``
     (:func:`step_budget`)."""
     grids = GRIDS | grids
-    groups = [(m, "random", w, d) for d in dims for m in ACTIVATIONS for w in widths]
-    groups += [(m, "spectral", w, dims[0]) for m in ACTIVATIONS for w in init_widths]
-    groups += [(name, "-", 0, d) for d in dims for name in SPECTRAL]
+    groups = [(m, "random", d, widths) for d in dims for m in ACTIVATIONS]
+    if init_widths:
+        groups += [(m, "spectral", dims[0], init_widths) for m in ACTIVATIONS]
+    groups += [(name, "-", d, None) for d in dims for name in SPECTRAL]
     grid = [
-        dict(zip(GROUP, group, strict=True), delta=delta)
-        for group in groups
-        for delta in grids.get(group[0], grids["spectral"])
+        {"method": method, "init": init, "d": d, "delta": delta}
+        | ({} if group_widths is None else {"widths": group_widths})
+        for method, init, d, group_widths in groups
+        for delta in grids.get(method, grids["spectral"])
     ]
     return {"seeds": seeds, "grid": grid, "base_iter": base_iter, "n_test": n_test}
 

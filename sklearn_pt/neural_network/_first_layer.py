@@ -382,7 +382,7 @@ default="ones"
             return self._set_fitted(plan.module, second_layer, history, result, device)
 
         callbacks = self._callbacks(module, X_t, y_t, test, directions)
-        stackable = self._stacked_fit_unsupported() is None and len(callbacks) == 2
+        stackable = self._stacked_fit_unsupported() is None
         return FitPlan(
             module=module,
             finish=finish,

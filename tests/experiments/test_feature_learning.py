@@ -16,7 +16,9 @@ from functools import partial
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.base import clone
 
+from sklearn_pt._training import run_stacked
 from sklearn_pt.datasets import make_phase_retrieval
 from sklearn_pt.decomposition import SpectralEstimator
 from sklearn_pt.experiments import (
@@ -42,6 +44,7 @@ from sklearn_pt.experiments._feature_learning import (
     _over_seeds,
     _plateau_gaps,
     first_phase_end,
+    first_phase_runs,
     outlier_found,
     pick_outlier,
     separation_margin,
@@ -55,10 +58,10 @@ from sklearn_pt.theory import spectral_overlap, spectral_ratio_for_overlap
 COLUMNS = [
     "method",
     "init",
-    "width",
     "d",
     "delta",
     "seed",
+    "width",
     "max_iter",
     "overlap",
     "success",
@@ -136,38 +139,49 @@ def _estimator(method="quadratic", width=4, d=60, max_iter=120, seed=0):
 
 
 def test_snapshot_holds_the_weights_where_the_rule_fires_on_the_history():
+    """For each of several stacked fits (widths 2, 4, 8 on one data set) the
+    snapshot fires where the rule fires on that fit's recorded history, and
+    holds its weights after that many steps of the same GD alone."""
     X, y, _ = make_phase_retrieval(240, 60, random_state=0, return_directions=True)
-    estimator = _estimator("GeLU", max_iter=300)
-    plan = estimator.plan_fit(X, y)
-    snapshot = FirstPhaseSnapshot(plan.module)
-    plan.callbacks = [*plan.callbacks, snapshot]
-    fitted = plan.complete(plan.run())
-    # The callback sees the loss before each step: the same rule on the
-    # recorded history fires at the same step.
-    step = first_phase_end(fitted.history_["train_loss"])
-    assert step is not None and snapshot.step == step
-    # Its weights are those after `step` steps of the same GD.
-    again = _estimator("GeLU", max_iter=step).fit(X, y)
-    tol = 1e3 * np.finfo(np.float64).eps
-    np.testing.assert_allclose(
-        snapshot.weight.numpy(), again.first_layer_weights_, rtol=tol, atol=tol
-    )
+    estimators = [_estimator("GeLU", width=m, max_iter=300) for m in (2, 4, 8)]
+    snapshot = FirstPhaseSnapshot()
+    plans = [estimator.plan_fit(X, y) for estimator in estimators]
+    fitted = run_stacked(plans, callbacks=[snapshot])
+    for k, (estimator, model) in enumerate(zip(estimators, fitted, strict=True)):
+        # The callback sees the loss before each step: the same rule on the
+        # recorded history fires at the same step.
+        step = first_phase_end(model.history_["train_loss"])
+        assert step is not None and snapshot.steps[k] == step
+        # Its weights are those after `step` steps of the same GD alone.
+        width = estimator.hidden_layer_sizes
+        again = clone(estimator).set_params(max_iter=step).fit(X, y)
+        np.testing.assert_allclose(
+            snapshot.weights[k][:width].numpy(),
+            again.first_layer_weights_,
+            rtol=1e-5,
+            atol=1e-6,
+        )
+        assert not snapshot.weights[k][width:].any()  # the padding
+    assert len(set(snapshot.steps)) > 1  # each fit its own step
 
 
 def test_projection_keeps_theta_out_and_the_hessian_run_stops_there():
+    """The projected runs of widths 2 and 4, stacked, stop each at its own
+    first-phase end, theta* held out of both; the single-estimator path
+    gives the same step and a Hessian whose outlier candidate lies at or
+    below the bulk edge."""
     X, y, theta = make_phase_retrieval(360, 60, random_state=1, return_directions=True)
-    estimator = _estimator(max_iter=400)
-    plan = estimator.plan_fit(X, y)
-    projection = HardDirectionProjection(plan.module, theta)
-    snapshot = FirstPhaseSnapshot(plan.module, stop=True)
-    plan.callbacks = [projection, *plan.callbacks, snapshot]
-    fitted = plan.complete(plan.run())
-    weight = fitted.first_layer_weights_
-    eps = np.finfo(weight.dtype).eps  # theta* is held out to the fit's rounding
-    assert np.abs(weight @ theta).max() < 8 * eps * np.abs(weight).max()
-    assert snapshot.step is not None and fitted.n_iter_ == snapshot.step + 1
-    step, eigenvalue, _, edge = _first_phase_hessian(estimator, X, y, theta)
-    assert step == snapshot.step and eigenvalue <= edge
+    estimators = [_estimator(width=m, max_iter=400) for m in (2, 4)]
+    runs = first_phase_runs(estimators, X, y, theta)
+    for estimator, (step, weight, fitted) in zip(estimators, runs, strict=True):
+        final = fitted.first_layer_weights_
+        eps = np.finfo(final.dtype).eps  # theta* is held out to the fit's rounding
+        for w in (final, weight.numpy()):
+            assert np.abs(w @ theta).max() < 8 * eps * np.abs(w).max()
+        assert not math.isnan(step) and fitted.n_iter_ == step + 1
+        alone, eigenvalue, _, edge = _first_phase_hessian(estimator, X, y, theta)
+        assert alone == step and eigenvalue <= edge
+    assert runs[0][0] != runs[1][0]
 
 
 def test_hessian_outlier_appears_above_and_not_below_the_threshold():
@@ -261,7 +275,7 @@ def test_neuron_overlap_of_a_projected_network_is_zero():
         .fit(rng.normal(size=(50, 30)), rng.normal(size=50))
         .module_
     )
-    HardDirectionProjection(module, theta).project()
+    HardDirectionProjection(theta).project(module.weight)
     weight = module.weight.detach().numpy()
     assert neuron_overlap(weight, theta) < 1e-12
 
@@ -282,11 +296,14 @@ def test_verdicts_follow_from_the_written_csv(tiny, tmp_path):
 
 def test_rows_match_the_preset_and_the_rules(tiny):
     table, preset = tiny.table, FEATURE_LEARNING.presets["tiny"]
-    cells = {tuple(cell.values()) for cell in preset["grid"]}
-    assert set(map(tuple, table[["method", "init", "width", "d", "delta"]].values)) == (
-        cells
-    )
-    assert len(table) == len(cells) * preset["seeds"]
+    keys = ["method", "init", "d", "delta"]
+    rows = {  # one row per width of a GD cell (they train stacked), 0: spectral
+        (*(cell[key] for key in keys), width)
+        for cell in preset["grid"]
+        for width in cell.get("widths", (0,))
+    }
+    assert set(map(tuple, table[[*keys, "width"]].values)) == rows
+    assert len(table) == len(rows) * preset["seeds"]
     assert (table.success == (table.overlap > 0.5)).all()
     gd = table[table.method.isin(list(ACTIVATIONS))]
     found = outlier_found(gd.outlier_eigenvalue, gd.outlier_overlap, gd.bulk_edge, gd.d)

@@ -93,11 +93,21 @@ def test_widths_and_step_sizes_stack_on_one_shared_data_set(init, monkeypatch):
     assert len(shared_steps) == 30 and all(shared_steps)
 
 
-def test_stacked_plans_record_each_fits_trajectory_as_alone():
+def test_stacked_plans_record_each_fits_trajectory_as_alone(monkeypatch):
     """run_stacked on plans with eval_set and true_directions (widths 2 and
-    3 on one data set): each fitted estimator's history_ (train and test
-    loss, overlap) is that of its fit alone, to rounding."""
+    3 on one data set, trained stacked): each fitted estimator's history_
+    (train and test loss, overlap) is that of its fit alone, to rounding."""
     from sklearn_pt._training import run_stacked
+    from sklearn_pt.nn import StackedFirstLayerNetwork
+
+    stacked_steps = []
+    step = StackedFirstLayerNetwork.squared_error_gradients_
+
+    def spy(self, x, y, **keywords):
+        stacked_steps.append(self.n_models)
+        return step(self, x, y, **keywords)
+
+    monkeypatch.setattr(StackedFirstLayerNetwork, "squared_error_gradients_", spy)
 
     X, y, theta = make_phase_retrieval(160, 20, random_state=0, return_directions=True)
     (X, X_test), (y, y_test) = (X[:120], X[120:]), (y[:120], y[120:])
@@ -123,6 +133,7 @@ def test_stacked_plans_record_each_fits_trajectory_as_alone():
         for key, values in alone.history_.items():
             assert stacked.history_[key].shape == values.shape == (26,), key
             np.testing.assert_allclose(stacked.history_[key], values, rtol=1e-10)
+    assert stacked_steps == [2] * 25
 
 
 def test_a_diverging_fit_is_reported_and_the_others_train_on():
