@@ -914,7 +914,10 @@ class StackedFirstLayerNetwork(_StackedFirstLayer, FirstLayerNetwork):
             raise ValueError(
                 f"widths must hold {n_models} widths in [1, {width}]; got {widths}."
             )
-        real = torch.arange(width)[None, :] < torch.tensor(widths)[:, None]
+        device = weight.device
+        real = torch.arange(width, device=device) < torch.tensor(
+            widths, device=device
+        ).unsqueeze(1)
         readout = second_layer.expand(n_models, width)
         if bool((readout[~real] != 0).any()):
             raise ValueError(
@@ -922,7 +925,9 @@ class StackedFirstLayerNetwork(_StackedFirstLayer, FirstLayerNetwork):
                 "(padding); build mixed widths with "
                 "StackedFirstLayerNetwork.from_networks."
             )
-        self.register_buffer("widths", torch.tensor(widths, dtype=weight.dtype))
+        self.register_buffer(
+            "widths", torch.tensor(widths, dtype=weight.dtype, device=device)
+        )
         rows = real.flatten().nonzero().flatten()
         self.register_buffer("_rows", rows)  # the real rows of W.view(K * width, d)
         self.register_buffer("_row_model", rows // width)
