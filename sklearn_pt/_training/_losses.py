@@ -28,12 +28,56 @@ INITIAL_LOSS_ROWS = 8_192
 """Rows on which the reference loss of the divergence checks is measured."""
 
 
+ROW_CHUNK_ELEMENTS = 2**23
+"""A full-batch loss or gradient is taken on at most this many activations of
+the widest layer (rows times width) at a time, its parts weighted by their
+rows: the same mean (every loss here is a mean over the rows), without the
+whole batch's activations and their gradients in memory at once (a 6400 x
+6400 float32 layer holds 164 MB per array; :ref:`defaults_implementation`)."""
+
+
+def widest_layer(module) -> int:
+    """The most rows of any trained matrix of ``module`` (its widest layer's
+    width), 1 when it has none."""
+    widths = [
+        p.shape[0] for p in module.parameters() if p.requires_grad and p.ndim == 2
+    ]
+    return max(widths, default=1)
+
+
+def row_chunks(n_rows: int, width: int) -> list[slice]:
+    """Consecutive row slices of at most ``ROW_CHUNK_ELEMENTS // width`` rows
+    covering ``n_rows``: one slice when the whole batch fits."""
+    size = max(1, ROW_CHUNK_ELEMENTS // max(width, 1))
+    return [slice(start, min(start + size, n_rows)) for start in range(0, n_rows, size)]
+
+
+def mean_loss(module, X, y, loss, *, backward: bool = False) -> torch.Tensor:
+    """``loss(module(X), y)``, a mean over the rows, taken over
+    :func:`row_chunks` of the rows and weighted by their share; with
+    ``backward``, each part's gradient is added to the parameters' ``.grad``
+    as it is taken (so only one part's graph is alive at a time). One chunk
+    is the plain call. Returns the loss, detached."""
+    n_rows = X.shape[0]
+    chunks = row_chunks(n_rows, widest_layer(module))
+    total = None
+    for rows in chunks:
+        part = loss(module(X[rows]), y[rows])
+        if len(chunks) > 1:
+            part = part * ((rows.stop - rows.start) / n_rows)
+        if backward:
+            part.backward()
+        part = part.detach()
+        total = part if total is None else total + part
+    return total
+
+
 def initial_loss(module, X, y, loss=None) -> float:
     """The reference of the divergence checks: the loss at initialisation on
     the first 8,192 rows (one small forward pass whatever ``n``)."""
     rows = slice(0, INITIAL_LOSS_ROWS)
     with torch.no_grad():
-        return float((loss or half_squared_error)(module(X[rows]), y[rows]))
+        return float(mean_loss(module, X[rows], y[rows], loss or half_squared_error))
 
 
 def penalty(decayed: Sequence[torch.Tensor], weight_decay: float, scales=None):

@@ -24,7 +24,13 @@ import torch
 
 from ..nn import HandDerivedGradients
 from ._epochs import EpochPlan, ToleranceRule
-from ._losses import INITIAL_LOSS_ROWS, half_squared_error, initial_loss, penalty
+from ._losses import (
+    INITIAL_LOSS_ROWS,
+    half_squared_error,
+    initial_loss,
+    mean_loss,
+    penalty,
+)
 from ._optimizers import make_optimizer
 
 __all__ = [
@@ -161,7 +167,7 @@ class _ModuleStepper(Stepper):
 
     def current_losses(self) -> list[float]:
         with torch.no_grad():
-            return [float(self.loss(self.module(self.X), self.y))]
+            return [float(mean_loss(self.module, self.X, self.y, self.loss))]
 
 
 class FirstOrderStepper(_ModuleStepper):
@@ -252,9 +258,7 @@ class FirstOrderStepper(_ModuleStepper):
         if self.manual:
             return self.module.squared_error_gradients_(X, y)
         self.optimizer.zero_grad()
-        batch_loss = self.loss(self.module(X), y)
-        batch_loss.backward()
-        return batch_loss.detach()
+        return mean_loss(self.module, X, y, self.loss, backward=True)
 
     def _batch_step(self, X, y) -> torch.Tensor:
         batch_loss = self._gradients(X, y)

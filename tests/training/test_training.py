@@ -413,3 +413,35 @@ def test_stacked_stepper_names_the_protocol_a_module_lacks():
     X, y = torch.randn(2, 5, 3), torch.randn(2, 5)
     with pytest.raises(TypeError, match="trains a StackedModule; a Linear lacks"):
         StackedStepper(torch.nn.Linear(3, 1), X, y, generators=[None, None])
+
+
+@pytest.mark.parametrize("loss_name", ["correlation", "squared"])
+def test_full_batch_steps_over_row_chunks_equal_the_whole_batch(loss_name, monkeypatch):
+    """A full-batch GD step (and the losses the stepper reports) taken over
+    row chunks, each weighted by its rows, equals the step on the whole
+    batch: every loss is a mean over the rows. ROW_CHUNK_ELEMENTS = 40 with
+    a width-8 layer gives chunks of 5 of the 23 rows."""
+    from sklearn_pt._training import _losses
+    from sklearn_pt.feature_extraction._two_step_plan import LOSSES
+    from sklearn_pt.nn import TwoLayerNetwork
+
+    generator = torch.Generator().manual_seed(0)
+    X = torch.randn(23, 6, generator=generator, dtype=torch.float64)
+    y = torch.randn(23, generator=generator, dtype=torch.float64)
+    weight = torch.randn(8, 6, generator=generator, dtype=torch.float64)
+    readout = torch.randn(8, generator=generator, dtype=torch.float64)
+    runs = {}
+    for chunk_elements in (2**23, 40):
+        monkeypatch.setattr(_losses, "ROW_CHUNK_ELEMENTS", chunk_elements)
+        assert len(_losses.row_chunks(23, 8)) == (1 if chunk_elements > 40 else 5)
+        module = TwoLayerNetwork(weight.clone(), readout, torch.tanh)
+        stepper = FirstOrderStepper(
+            module, X, y, solver="gd", learning_rate=0.5, loss=LOSSES[loss_name]
+        )
+        curve = [stepper.step()[0] for _ in range(4)]
+        curve.append(stepper.current_losses()[0])
+        runs[chunk_elements] = (curve, module.feature_map.weight.detach().clone())
+    (whole, w_whole), (parts, w_parts) = runs[2**23], runs[40]
+    np.testing.assert_allclose(parts, whole, rtol=1e-13, atol=1e-15)
+    torch.testing.assert_close(w_parts, w_whole, rtol=1e-13, atol=1e-15)
+    assert not torch.equal(w_whole, weight)
