@@ -1,8 +1,10 @@
 """Callbacks of :func:`~sklearn_pt._training.fit_loop`.
 
-A callback implements any of four hooks (the base class's do nothing):
+A callback implements any of five hooks (the base class's do nothing):
 
 * ``on_train_begin(loop)``;
+* ``on_step_end(loop)`` once after each iteration of the stepper, before the
+  models' own hooks (e.g. to act on the stacked weights of all models);
 * ``on_iteration_end(loop, k, loss)`` after model ``k``'s iteration: return a
   stop reason (a string: converged) or a
   :class:`~sklearn_pt.exceptions.DivergenceError` to stop that model, None
@@ -52,6 +54,9 @@ class Callback:
     """Base class: hooks that do nothing (see the module's docstring)."""
 
     def on_train_begin(self, loop) -> None:
+        pass
+
+    def on_step_end(self, loop) -> None:
         pass
 
     def on_iteration_end(self, loop, k: int, loss: float):

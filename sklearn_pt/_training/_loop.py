@@ -88,7 +88,8 @@ def fit_loop(
 ) -> list[TrainingResult | DivergenceError]:
     """Train the ``K`` models of ``stepper`` for at most ``max_iter`` iterations.
 
-    After each iteration, for each model still training, its loss is
+    After each iteration, every callback's ``on_step_end`` runs once; then,
+    for each model still training, its loss is
     appended to its curve and the callbacks are asked in order
     (``on_iteration_end``): the first that returns a stop reason (a string,
     possibly empty: converged) or a :class:`DivergenceError` stops that model,
@@ -119,6 +120,8 @@ def fit_loop(
     for iteration in range(1, max_iter + 1):
         loop.iteration = iteration
         losses = stepper.step(active)
+        for callback in loop.callbacks:
+            callback.on_step_end(loop)
         stopped = []
         for k in active.nonzero().flatten().tolist():
             result = results[k]

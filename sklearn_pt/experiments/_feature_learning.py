@@ -240,13 +240,12 @@ class FirstPhaseSnapshot(Callback):
         self.module = loop.stepper.module
         self.losses = [[] for _ in range(loop.n_models)]
         self.steps, self.weights = [None] * loop.n_models, [None] * loop.n_models
-        self._iteration, self._now = 0, self._current()
-        self._previous = self._now
+        self._previous = self._now = self._current()
+
+    def on_step_end(self, loop) -> None:
+        self._previous, self._now = self._now, self._current()
 
     def on_iteration_end(self, loop, k, loss):
-        if loop.iteration != self._iteration:  # the first model of a new step
-            self._iteration = loop.iteration
-            self._previous, self._now = self._now, self._current()
         self.losses[k].append(float(loss))  # the loss of the weights before
         tail = self.losses[k][-self.window - 1 :]  # the rule fires at its last step?
         fired = first_phase_end(tail, window=self.window, drop=self.drop)
@@ -284,13 +283,11 @@ class HardDirectionProjection(Callback):
             weight -= (weight @ basis) @ basis.T
 
     def on_train_begin(self, loop) -> None:
-        self.weight, self._iteration = loop.stepper.module.weight, 0
+        self.weight = loop.stepper.module.weight
         self.project(self.weight)
 
-    def on_iteration_end(self, loop, k, loss):
-        if loop.iteration != self._iteration:  # once per step, for every model
-            self._iteration = loop.iteration
-            self.project(self.weight)
+    def on_step_end(self, loop) -> None:
+        self.project(self.weight)
 
 
 def pick_outlier(eigenvalues, overlaps, width: int) -> tuple[float, float, float]:
