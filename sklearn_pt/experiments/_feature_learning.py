@@ -101,9 +101,8 @@ OUTLIER_RULE = (
 summary state it."""
 HESSIAN_TOL = 1e-8
 """Lanczos accuracy of the Hessian eigenpairs, relative to ``||H||``
-(:func:`~sklearn_pt.spectral.hessian_spectrum`): eigenvalues within
-``1e-11 |bulk edge|`` and overlaps within ``2e-8`` of those at ``1e-10``,
-far inside what the float32 GD runs move them by
+(:func:`~sklearn_pt.spectral.hessian_spectrum`): tighter tolerances move
+the columns far less than the float32 GD runs do
 (:ref:`defaults_feature_learning_hessian`)."""
 LANCZOS_RESTARTS = 0.05
 """Lanczos restarts allowed per trained parameter before the Hessian's
@@ -133,9 +132,8 @@ the weak-recovery threshold, delta_alg = 1/2) and Luo--Alghamdi--Lu's
 GD_DTYPE = "float32"
 """Precision of the GD runs (the Hessian is taken in float64 at their
 weights, :func:`_hessian_outlier`): float32 halves the bytes of the
-products with the data, which hold a step's time, and leaves every column
-of the committed medium run within :ref:`defaults_feature_learning_dtype`'s
-tolerances."""
+products with the data, which hold a step's time, and leaves every verdict
+as float64 gives it (:ref:`defaults_feature_learning_dtype`)."""
 SPECTRAL_SLACK = 0.05
 """Finite-size bias allowed between the spectral methods' mean squared
 overlap and its d -> inf limit, on top of the bootstrap interval (the bias
