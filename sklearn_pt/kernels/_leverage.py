@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from numbers import Real
 from typing import TypeVar
 
@@ -33,13 +34,16 @@ def _check_reg(reg) -> float:
 
 
 def _to_tensor(features) -> tuple[torch.Tensor, bool]:
-    """Return ``features`` as a float64 tensor and whether it came as one."""
+    """Return ``features`` as a real tensor (a floating tensor keeps its
+    dtype, anything else becomes float64) and whether it came as one."""
     if isinstance(features, torch.Tensor):
         if features.is_complex() or features.dtype == torch.bool:
             raise ValueError(
                 f"features must be a real tensor; got dtype {features.dtype}."
             )
-        return features.detach().to(torch.float64), True
+        if not features.is_floating_point():
+            return features.detach().to(torch.float64), True
+        return features.detach(), True
     try:
         arr = np.asarray(features)
     except (TypeError, ValueError) as exc:  # ragged nested sequences
@@ -51,7 +55,8 @@ def _to_tensor(features) -> tuple[torch.Tensor, bool]:
         raise ValueError(
             f"features must hold real numbers; got an array of dtype {arr.dtype}."
         )
-    return torch.from_numpy(np.ascontiguousarray(arr, dtype=np.float64)), False
+    dtype = arr.dtype if arr.dtype.kind == "f" else np.float64
+    return torch.from_numpy(np.ascontiguousarray(arr, dtype=dtype)), False
 
 
 def _output_dtype(features) -> torch.dtype | np.dtype:
@@ -61,22 +66,87 @@ def _output_dtype(features) -> torch.dtype | np.dtype:
     return arr.dtype if arr.dtype.kind == "f" else np.dtype(np.float64)
 
 
-def _spectrum(phi: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, bool]:
-    """Eigenvalues of the smaller Gram matrix and the squared coordinates
-    the scores are sums over (see :func:`ridge_leverage_scores`, Notes)."""
+COLUMN_CHUNK_ELEMENTS = 2**22
+"""Entries of the features converted to float64 at a time (32 MiB): the
+Gram matrix and the scores are built over column chunks of this size, so
+that no float64 copy of the whole feature matrix is held."""
+
+
+@dataclass(frozen=True)
+class ReLUFeatures:
+    """The feature matrix ``relu(inputs @ weight.T + bias)``, evaluated a
+    column chunk at a time, so that it is never held whole (the leverage
+    scores of a large candidate pool read it that way)."""
+
+    inputs: torch.Tensor
+    weight: torch.Tensor
+    bias: torch.Tensor
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.inputs.shape[0], self.weight.shape[0]
+
+    @property
+    def device(self) -> torch.device:
+        return self.inputs.device
+
+    def columns(self, columns: slice) -> torch.Tensor:
+        """The features of the candidates ``columns``, in float64."""
+        weight, bias = self.weight[columns], self.bias[columns]
+        return torch.relu(self.inputs @ weight.T + bias).to(torch.float64)
+
+    def materialize(self) -> torch.Tensor:
+        """The whole matrix, in the inputs' dtype."""
+        return torch.relu(self.inputs @ self.weight.T + self.bias)
+
+
+def _column_chunks(phi):
+    """Column slices of ``phi`` (a tensor or :class:`ReLUFeatures`) in
+    float64, about :data:`COLUMN_CHUNK_ELEMENTS` entries each."""
     n_samples, n_features = phi.shape
-    if n_samples >= n_features:
-        s, v = torch.linalg.eigh(phi.T @ phi)
-        return s.clamp_min(0.0), v * v, True
-    s, u = torch.linalg.eigh(phi @ phi.T)
-    proj = u.T @ phi
-    return s.clamp_min(0.0), proj * proj, False
+    step = max(1, COLUMN_CHUNK_ELEMENTS // max(n_samples, 1))
+    for start in range(0, n_features, step):
+        columns = slice(start, start + step)
+        if isinstance(phi, ReLUFeatures):
+            yield columns, phi.columns(columns)
+        else:
+            yield columns, phi[:, columns].to(torch.float64)
 
 
-def _scores_at_shift(s, squares, feature_side: bool, shift: float) -> torch.Tensor:
+def _gram(phi) -> tuple[torch.Tensor, bool]:
+    """The smaller float64 Gram matrix of ``phi`` (``Phi^T Phi`` or ``Phi
+    Phi^T``), summed over chunks, and whether it is the features' side."""
+    n_samples, n_features = phi.shape
+    feature_side = n_samples >= n_features
+    size = n_features if feature_side else n_samples
+    gram = torch.zeros(size, size, dtype=torch.float64, device=phi.device)
     if feature_side:
-        return squares @ (s / (s + shift))
-    return (squares / (s + shift)[:, None]).sum(dim=0)
+        if isinstance(phi, ReLUFeatures):  # no larger than its Gram matrix
+            phi = phi.materialize()
+        for rows in phi.split(max(1, COLUMN_CHUNK_ELEMENTS // size)):
+            rows = rows.to(torch.float64)
+            gram.addmm_(rows.T, rows)
+    else:
+        for _, columns in _column_chunks(phi):
+            gram.addmm_(columns, columns.T)
+    return gram, feature_side
+
+
+def _scores(phi, gram, feature_side: bool, shift: float) -> torch.Tensor:
+    """The ridge leverage scores at ``shift = n reg``, in float64, from
+    :func:`_gram`'s matrix (overwritten; see :func:`ridge_leverage_scores`,
+    Notes)."""
+    if feature_side:
+        s, vectors = torch.linalg.eigh(gram)
+        s = s.clamp_min_(0.0)
+        return vectors.square_() @ (s / (s + shift))
+    gram.diagonal().add_(shift)
+    factor = torch.linalg.cholesky(gram, out=gram)
+    scores = torch.empty(phi.shape[1], dtype=torch.float64, device=phi.device)
+    for columns, chunk in _column_chunks(phi):
+        solved = torch.linalg.solve_triangular(factor, chunk, upper=False)
+        scores[columns] = solved.square_().sum(0)
+    return scores
 
 
 def ridge_leverage_scores(features: ArrayOrTensor, reg: float) -> ArrayOrTensor:
@@ -118,8 +188,10 @@ def ridge_leverage_scores(features: ArrayOrTensor, reg: float) -> ArrayOrTensor:
       ``l_i = sum_j V_ij^2 s_j / (s_j + n reg)``;
     - ``n_samples < n_features``: by the push-through identity
       ``Phi^T Phi (Phi^T Phi + n reg I)^-1 = Phi^T (Phi Phi^T + n reg I)^-1 Phi``,
-      so with ``Phi Phi^T = U diag(s) U^T``,
-      ``l_i = sum_j (U^T Phi)_ji^2 / (s_j + n reg)``.
+      so with the Cholesky factor ``L L^T = Phi Phi^T + n reg I``,
+      ``l_i = ||L^-1 phi_i||^2`` (``phi_i`` column ``i``): no
+      eigendecomposition, and the features are read a column chunk at a
+      time, so no float64 copy of ``Phi`` is held.
 
     Both avoid explicit inverses and stay bounded for rank-deficient
     ``Phi``; eigenvalues below zero from rounding are set to zero and the
@@ -165,8 +237,7 @@ def ridge_leverage_scores(features: ArrayOrTensor, reg: float) -> ArrayOrTensor:
             "before computing leverage scores."
         )
     n_samples, _ = phi.shape
-    scores = _scores_at_shift(*_spectrum(phi), n_samples * lam)
-    scores = scores.clamp(0.0, 1.0)
+    scores = _scores(phi, *_gram(phi), n_samples * lam).clamp_(0.0, 1.0)
     if is_tensor:
         return scores.to(out_dtype)
     return scores.numpy().astype(out_dtype, copy=False)
@@ -228,8 +299,7 @@ def reg_for_degrees_of_freedom(features, degrees_of_freedom: float) -> float:
             "features must be a non-empty 2-D array of shape (n_samples, "
             f"n_features); got shape {tuple(phi.shape)}."
         )
-    gram = phi.T @ phi if phi.shape[0] >= phi.shape[1] else phi @ phi.T
-    s = torch.linalg.eigvalsh(gram).clamp_min(0.0)
+    s = torch.linalg.eigvalsh(_gram(phi)[0]).clamp_min(0.0)
     return (
         _shift_for_degrees_of_freedom(s, degrees_of_freedom, phi.shape) / (phi.shape[0])
     )
@@ -264,13 +334,14 @@ def _shift_for_degrees_of_freedom(s, degrees_of_freedom, shape) -> float:
 
 
 def leverage_scores_at_degrees_of_freedom(
-    features: torch.Tensor, degrees_of_freedom: float
+    features: torch.Tensor | ReLUFeatures, degrees_of_freedom: float
 ) -> tuple[torch.Tensor, float]:
     """:func:`ridge_leverage_scores` at :func:`reg_for_degrees_of_freedom`'s
-    ``reg``, from one eigendecomposition: ``(scores, reg)``, the scores a
-    float64 tensor on the features' device."""
-    phi = features.detach().to(torch.float64)
-    s, squares, feature_side = _spectrum(phi)
+    ``reg``, from the eigenvalues of one Gram matrix: ``(scores, reg)``, the
+    scores a float64 tensor on the features' device."""
+    phi = features if isinstance(features, ReLUFeatures) else features.detach()
+    gram, feature_side = _gram(phi)
+    s = torch.linalg.eigvalsh(gram).clamp_min_(0.0)
     shift = _shift_for_degrees_of_freedom(s, degrees_of_freedom, phi.shape)
-    scores = _scores_at_shift(s, squares, feature_side, shift).clamp(0.0, 1.0)
+    scores = _scores(phi, gram, feature_side, shift).clamp_(0.0, 1.0)
     return scores, shift / phi.shape[0]

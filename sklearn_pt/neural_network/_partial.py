@@ -35,7 +35,7 @@ from .._training import (
     warn_if_collapsed,
 )
 from ..kernels import ridge_leverage_scores
-from ..kernels._leverage import leverage_scores_at_degrees_of_freedom
+from ..kernels._leverage import ReLUFeatures, leverage_scores_at_degrees_of_freedom
 from ..nn import (
     PartiallyTrainableMLP,
     StackedPartiallyTrainableMLP,
@@ -173,11 +173,11 @@ def _draw_leverage_order(
     if X.shape[0] > _LEVERAGE_MAX_SAMPLES:
         rows = torch.randperm(X.shape[0], generator=generator)[:_LEVERAGE_MAX_SAMPLES]
         X = X[rows.to(X.device)]
-    features = torch.relu(X @ pool_w.to(X.device).T + pool_b.to(X.device))
+    features = ReLUFeatures(X, pool_w.to(X.device), pool_b.to(X.device))
     if reg == "auto":
         scores = _auto_leverage_scores(features)
     else:
-        scores = ridge_leverage_scores(features, reg)
+        scores = ridge_leverage_scores(features.materialize(), reg)
     scores = scores.cpu().to(torch.float64)
     # Dead candidates (always off on these inputs) have score 0; a floor keeps
     # sampling without replacement possible when fewer than n_trainable live.
@@ -187,7 +187,7 @@ def _draw_leverage_order(
     return weight, bias, pool_w, pool_b, order
 
 
-def _auto_leverage_scores(features: torch.Tensor) -> torch.Tensor:
+def _auto_leverage_scores(features: ReLUFeatures) -> torch.Tensor:
     """Leverage scores at :data:`LEVERAGE_DEGREES_OF_FREEDOM` degrees of
     freedom (at most half the rank the candidates reach on these inputs)."""
     n_samples, n_candidates = features.shape
@@ -195,6 +195,7 @@ def _auto_leverage_scores(features: torch.Tensor) -> torch.Tensor:
     try:
         return leverage_scores_at_degrees_of_freedom(features, degrees)[0]
     except ValueError:  # rank-deficient (few inputs, many dead candidates)
+        features = features.materialize()
         rank = int(torch.linalg.matrix_rank(features.to(torch.float64)))
         if rank < 2:  # a rank-one pool: any reg gives proportional scores
             return ridge_leverage_scores(features, 1.0)

@@ -179,3 +179,51 @@ def test_scores_at_degrees_of_freedom_from_one_decomposition():
             scores.numpy(), ridge_leverage_scores(phi, reg), rtol=1e-9, atol=1e-12
         )
         assert float(scores.sum()) == pytest.approx(4.0, rel=1e-8)
+
+
+@pytest.mark.parametrize("shape", [(40, 90), (90, 40)])
+def test_scores_over_column_chunks_equal_the_whole_matrix(monkeypatch, shape):
+    # A chunk of a few columns: the Gram matrix and the scores are sums over
+    # several chunks, on both sides.
+    from sklearn_pt.kernels import _leverage
+
+    phi = np.maximum(np.random.default_rng(5).normal(size=shape) + 0.2, 0)
+    whole = ridge_leverage_scores(phi, 0.05)
+    monkeypatch.setattr(_leverage, "COLUMN_CHUNK_ELEMENTS", 7 * shape[0])
+    np.testing.assert_allclose(
+        ridge_leverage_scores(phi, 0.05), whole, rtol=1e-10, atol=1e-13
+    )
+    np.testing.assert_allclose(whole, explicit_scores(phi, 0.05), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("n_samples", [30, 200])
+def test_relu_features_are_scored_without_being_held(monkeypatch, n_samples):
+    from sklearn_pt.kernels import _leverage
+    from sklearn_pt.kernels._leverage import (
+        ReLUFeatures,
+        leverage_scores_at_degrees_of_freedom,
+    )
+
+    generator = torch.Generator().manual_seed(0)
+    X = torch.randn(n_samples, 4, generator=generator, dtype=torch.float64)
+    weight = torch.randn(120, 4, generator=generator, dtype=torch.float64)
+    bias = torch.randn(120, generator=generator, dtype=torch.float64)
+    lazy = ReLUFeatures(X, weight, bias)
+    assert lazy.shape == (n_samples, 120)
+    whole = torch.relu(X @ weight.T + bias)
+    torch.testing.assert_close(lazy.materialize(), whole, rtol=1e-14, atol=1e-14)
+    expected, reg = leverage_scores_at_degrees_of_freedom(whole, 5.0)
+    monkeypatch.setattr(_leverage, "COLUMN_CHUNK_ELEMENTS", 11 * n_samples)
+    scores, lazy_reg = leverage_scores_at_degrees_of_freedom(lazy, 5.0)
+    assert lazy_reg == pytest.approx(reg, rel=1e-10)
+    torch.testing.assert_close(scores, expected, rtol=1e-10, atol=1e-13)
+
+
+def test_float32_features_are_scored_in_float64():
+    phi = np.maximum(np.random.default_rng(6).normal(size=(30, 60)), 0)
+    phi32 = torch.as_tensor(phi, dtype=torch.float32)
+    scores = ridge_leverage_scores(phi32, 0.1)
+    assert scores.dtype == torch.float32
+    exact = explicit_scores(phi32.double().numpy(), 0.1)
+    # The float64 computation on the float32 values, rounded once at the end.
+    np.testing.assert_allclose(scores.numpy(), exact, rtol=1e-6, atol=1e-7)
