@@ -10,7 +10,10 @@ does for scikit-learn's alone.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import functools
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -20,6 +23,33 @@ from joblib import Parallel
 from ._config import _torch_threads, config_context, get_config
 
 __all__ = ["delayed", "run_tasks"]
+
+
+def _load_malloc_trim():
+    """glibc's ``malloc_trim``, or None where the C library has none."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # musl and other C libraries
+        return None
+
+
+_MALLOC_TRIM = _load_malloc_trim()
+
+
+def release_freed_memory() -> bool:
+    """Hand the C heap's free pages back to the system (glibc ``malloc_trim``);
+    whether it could.
+
+    Freed tensors below glibc's mmap threshold return to the process's heap,
+    not to the system, so a worker would keep the high-water mark of every
+    task it ran; after each task it keeps its live memory only.
+    """
+    if _MALLOC_TRIM is None:
+        return False
+    _MALLOC_TRIM(0)
+    return True
 
 
 class _WithConfig:
@@ -32,12 +62,15 @@ class _WithConfig:
         functools.update_wrapper(self, function)
 
     def __call__(self, *args, **kwargs):
-        with (
-            sklearn.config_context(**self.sklearn_config),
-            config_context(**self.config),
-            _torch_threads(),
-        ):
-            return self.function(*args, **kwargs)
+        try:
+            with (
+                sklearn.config_context(**self.sklearn_config),
+                config_context(**self.config),
+                _torch_threads(),
+            ):
+                return self.function(*args, **kwargs)
+        finally:
+            release_freed_memory()
 
 
 def delayed(function: Callable) -> Callable:
@@ -46,7 +79,8 @@ def delayed(function: Callable) -> Callable:
     The task runs with the scikit-learn configuration
     (:func:`sklearn.get_config`) and the library's (:func:`sklearn_pt.get_config`,
     its ``torch_threads`` applied to torch for the whole task) of the place
-    where the task was made.
+    where the task was made; after it, :func:`release_freed_memory` returns
+    the memory it freed to the system.
 
     Parameters
     ----------

@@ -1,5 +1,8 @@
 """The library's configuration reaches joblib workers (processes and threads)."""
 
+import os
+
+import numpy as np
 import pytest
 import torch
 from joblib import Parallel, parallel_config
@@ -7,7 +10,7 @@ from sklearn.datasets import make_regression
 from tqdm import tqdm
 
 import sklearn_pt
-from sklearn_pt._parallel import delayed, run_tasks
+from sklearn_pt._parallel import delayed, release_freed_memory, run_tasks
 from sklearn_pt.datasets import make_phase_retrieval
 from sklearn_pt.model_selection import proportion_curve, sample_ratio_curve
 from sklearn_pt.neural_network import FirstLayerGDRegressor, PartiallyTrainableRegressor
@@ -85,3 +88,52 @@ def test_run_tasks_carries_the_config_past_the_first_batch(backend):
             (delayed(_threads_seen)() for _ in range(40)), n_jobs=2, bar=bar
         )
     assert seen == [101.0] * 40
+
+
+def _resident_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _fragment_the_heap(n_blocks: int = 4000, block_bytes: int = 64 * 1024):
+    """Allocate ``n_blocks`` heap blocks (below glibc's mmap threshold) and
+    free all but every tenth: the freed pages lie between live ones, where
+    ``free`` cannot return them to the system."""
+    blocks = [np.ones(block_bytes // 8) for _ in range(n_blocks)]
+    return blocks[::10]
+
+
+@pytest.mark.skipif(
+    not release_freed_memory(), reason="no glibc malloc_trim on this platform"
+)
+def test_release_freed_memory_returns_a_fragmented_heap():
+    kept = _fragment_the_heap()
+    before = _resident_bytes()
+    assert release_freed_memory()
+    released = before - _resident_bytes()
+    # About 0.9 * 4000 * 64 KiB = 225 MiB lie freed between the kept blocks.
+    assert released > 100 * 2**20, released
+    assert len(kept) == 400
+
+
+_LIVE = []
+
+
+def _fragmenting_task() -> int:
+    """Resident bytes at the start; leaves the heap's top block alive, so
+    that only a trim can return the freed pages below it."""
+    before = _resident_bytes()
+    _LIVE.append(_fragment_the_heap()[-1])
+    return before
+
+
+@pytest.mark.skipif(
+    not release_freed_memory(), reason="no glibc malloc_trim on this platform"
+)
+def test_a_task_returns_the_memory_it_freed():
+    # Without the release after each task, the second task would see the
+    # first one's high-water mark (about 225 MiB more).
+    before, after = Parallel(n_jobs=1)(
+        [delayed(_fragmenting_task)(), delayed(_resident_bytes)()]
+    )
+    assert after - before < 100 * 2**20, (before, after)
