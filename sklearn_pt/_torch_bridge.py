@@ -49,6 +49,9 @@ __all__ = [
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 _DEVICE_PATTERN = re.compile(r"(auto|cpu|cuda(:\d+)?)")
 _PREDICT_CHUNK_ROWS = 65_536
+_RIDGE_CHUNK_ELEMENTS = 2**22
+"""Entries of the features :func:`solve_ridge` centres in float64 at a time
+(32 MiB)."""
 
 
 class DeviceString(StrOptions):
@@ -164,8 +167,9 @@ def solve_ridge(
     (the objective of :class:`sklearn.linear_model.Ridge`, and ``2 n`` times the
     training objective of the library's estimators restricted to a linear
     readout). Solved in float64 on the features' device: a Cholesky solve of
-    the ``(p, p)`` normal equations for ``alpha > 0``, least squares (minimum
-    norm) for ``alpha = 0``.
+    the ``(p, p)`` normal equations for ``alpha > 0`` (built over row chunks,
+    so its memory is that of the ``(p, p)`` matrix, not of a copy of the
+    features), least squares (minimum norm) for ``alpha = 0``.
 
     Parameters
     ----------
@@ -180,17 +184,27 @@ def solve_ridge(
     intercept : Tensor of shape (n_outputs,)
         In the dtype of ``features``.
     """
-    Phi = features.to(torch.float64)
     Y = targets.to(torch.float64)
-    Phi_mean, Y_mean = Phi.mean(0), Y.mean(0)
-    Phi_c, Y_c = Phi - Phi_mean, Y - Y_mean
+    Phi_mean, Y_mean = features.mean(0, dtype=torch.float64), Y.mean(0)
+    Y_c = Y - Y_mean
     if alpha > 0:
-        gram = Phi_c.T @ Phi_c
+        # The normal equations summed over row chunks: no centred (or
+        # float64) copy of the features is held.
+        n_samples, n_features = features.shape
+        gram = features.new_zeros((n_features, n_features), dtype=torch.float64)
+        moments = features.new_zeros((n_features, Y.shape[1]), dtype=torch.float64)
+        step = max(1, _RIDGE_CHUNK_ELEMENTS // max(n_features, 1))
+        for start in range(0, n_samples, step):
+            rows = slice(start, start + step)
+            centred = features[rows].to(torch.float64) - Phi_mean
+            gram.addmm_(centred.T, centred)
+            moments.addmm_(centred.T, Y_c[rows])
         gram.diagonal().add_(alpha)
-        coef = torch.cholesky_solve(Phi_c.T @ Y_c, torch.linalg.cholesky(gram))
+        coef = torch.cholesky_solve(moments, torch.linalg.cholesky(gram))
     else:
-        coef = torch.linalg.lstsq(Phi_c, Y_c, driver="gelsd" if Phi.is_cpu else None)
-        coef = coef.solution
+        Phi_c = features.to(torch.float64) - Phi_mean
+        driver = "gelsd" if Phi_c.is_cpu else None
+        coef = torch.linalg.lstsq(Phi_c, Y_c, driver=driver).solution
     intercept = Y_mean - Phi_mean @ coef
     return coef.T.to(features.dtype), intercept.to(features.dtype)
 

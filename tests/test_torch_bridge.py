@@ -421,6 +421,29 @@ def test_solve_ridge_matches_sklearn_ridge(alpha, shape):
     )
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_solve_ridge_over_row_chunks_is_the_whole_solve(monkeypatch, dtype):
+    # Several chunks of 3 rows (and a short last one) give the float64
+    # normal equations of the whole matrix, float32 features included.
+    from sklearn.linear_model import Ridge
+
+    from sklearn_pt import _torch_bridge
+
+    rng = np.random.default_rng(2)
+    Phi = rng.normal(size=(40, 6)) + 2.0
+    Y = rng.normal(size=(40, 2))
+    features = torch.as_tensor(Phi, dtype=dtype)
+    monkeypatch.setattr(_torch_bridge, "_RIDGE_CHUNK_ELEMENTS", 3 * 6)
+    coef, intercept = solve_ridge(features, torch.as_tensor(Y), 0.3)
+    assert coef.dtype == intercept.dtype == dtype
+    exact = Ridge(alpha=0.3, solver="svd").fit(features.double().numpy(), Y)
+    tol = 1e-10 if dtype == torch.float64 else 1e-6
+    np.testing.assert_allclose(coef.double().numpy(), exact.coef_, rtol=tol, atol=tol)
+    np.testing.assert_allclose(
+        intercept.double().numpy(), exact.intercept_, rtol=tol, atol=tol
+    )
+
+
 def test_solve_ridge_alpha_zero_is_the_minimum_norm_interpolant():
     """More features than samples: infinitely many interpolants; alpha=0
     returns the one of least norm, pinv of the centred features, and it

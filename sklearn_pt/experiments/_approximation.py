@@ -231,8 +231,8 @@ def approximation_errors(layers, train, test, *, ridge: float = 1e-10) -> list:
     with torch.no_grad():
         for weight, bias in layers:
             (X, y), (X_test, y_test) = train, test
-            features = torch.relu(X @ weight.T + bias)
-            alpha = ridge * float(features.square().sum()) / len(weight)
+            features = torch.addmm(bias, X, weight.T).relu_()
+            alpha = ridge * float(torch.linalg.vector_norm(features)) ** 2 / len(weight)
             coef, intercept = solve_ridge(features, y, alpha)
             train_mse = (features @ coef.T + intercept - y).square().mean()
             test_fit = torch.relu(X_test @ weight.T + bias) @ coef.T + intercept
