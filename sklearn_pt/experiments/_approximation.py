@@ -26,13 +26,16 @@ import numpy as np
 import torch
 
 from .._torch_bridge import make_generator, solve_ridge
-from ..kernels import BiasedReLUKernel
+from ..kernels import BiasedReLUKernel, worst_case_approximation_error
+from ..kernels._biased_relu import _biased_relu_pairs
 from ..neural_network._partial import _leverage_order, leading_candidates
 from ..theory import (
     biased_relu_alpha,
     biased_relu_kappa0,
     bound_shape,
     fit_mismatch_ratio,
+    kolmogorov_width,
+    zonal_eigenvalues,
 )
 from ._claims import Claim, IntervalTest, SignTest
 from ._runner import Experiment
@@ -83,7 +86,10 @@ def _preset(width, widths, seeds, proportions=PROPORTIONS, **sizes):
     selection's effect (init_scale 1, width 128, 6 seeds: fully
     leverage-selected below random features in 4 of 6 seeds with 4 draws,
     6 of 6 with 8). ``ridge`` is the readout's relative penalty
-    (:func:`approximation_errors`), ``leverage_reg`` the estimator's."""
+    (:func:`approximation_errors`), ``leverage_reg`` the estimator's. The
+    worst case over the RKHS ball (:func:`worst_case_errors`) is computed
+    where the readout's points number at most ``worst_case_points`` (their
+    Gram matrix is held: 128 MiB at 4096)."""
     return {
         "seeds": seeds,
         "grid": [{}],  # one cell: per seed, every fit shares its data
@@ -101,6 +107,7 @@ def _preset(width, widths, seeds, proportions=PROPORTIONS, **sizes):
         "leverage_reg": "auto",
         "pool_per_width": 10,
         "n_draws": 8,
+        "worst_case_points": 4096,
         **sizes,
     }
 
@@ -241,6 +248,19 @@ def approximation_errors(layers, train, test, *, ridge: float = 1e-10) -> list:
     return out
 
 
+def worst_case_errors(layers, X: torch.Tensor, gram: np.ndarray) -> list[float]:
+    """Per ``(weight, bias)`` of ``layers``, the worst case over the target
+    RKHS's unit ball of the best approximation by its neurons on the points
+    ``X`` (:func:`~sklearn_pt.kernels.worst_case_approximation_error`, ``gram``
+    the target kernel's Gram matrix on ``X``): the quantity the bound is
+    about, where :func:`approximation_errors` measures one target."""
+    with torch.no_grad():
+        return [
+            worst_case_approximation_error(torch.addmm(bias, X, weight.T).relu_(), gram)
+            for weight, bias in layers
+        ]
+
+
 def informative_widths(
     widths: Sequence[int], *, d: int, init_scale: float, delta: float
 ) -> tuple[int, ...]:
@@ -276,12 +296,16 @@ def measure(config: dict, seed: int) -> list[dict]:
     y_all, y_test = tensor(target(X_all)[:, None]), tensor(target(X_test)[:, None])
     X_all, test = tensor(X_all), (tensor(X_test), y_test)
     variance = float(y_test.var(unbiased=False))
-    rows = []
+    rows, grams = [], {}
     for tau, m in sorted({(tau, m) for tau, _, m in cells}):
         props = [p for t, p, w in cells if (t, w) == (tau, m)]  # from P = 0
         n, n_select = config["fit_per_width"] * m, config["select_per_width"] * m
         draws, errors = config["n_draws"] if m == width else 1, []
         train, ridge = (X_all[:n], y_all[:n]), config["ridge"]
+        worst = [np.nan] * len(props)
+        if n <= config["worst_case_points"] and n not in grams:
+            kernel = BiasedReLUKernel(init_scale=TARGET_BIAS_RANGE)
+            grams[n] = kernel(X_all[:n].cpu().numpy())
         for k in range(draws):
             layers = first_layers(
                 X_all[:n_select],
@@ -293,32 +317,41 @@ def measure(config: dict, seed: int) -> list[dict]:
                 pool_size=config["pool_per_width"] * m,
             )
             errors.append(approximation_errors(layers, train, test, ridge=ridge))
+            if k == 0 and n in grams:
+                worst = worst_case_errors(layers, X_all[:n], grams[n])
         means = np.exp(np.log(errors).mean(axis=0))  # (proportions, 2)
         kappa0, alpha = biased_relu_kappa0(d, tau), biased_relu_alpha(d)
-        for p, (test_mse, train_mse) in zip(props, means, strict=True):
+        for p, (test_mse, train_mse), worst_mse in zip(
+            props, means, worst, strict=True
+        ):
             shape = float(bound_shape(p, kappa0, alpha=alpha))
             row = dict(init_scale=tau, trainable_proportion=p, width=m)
             row |= dict(n_select=n_select, n_fit=n, n_trainable=round(p * m))
             row |= dict(test_mse=float(test_mse), train_mse=float(train_mse))
             row |= dict(target_variance=variance, error_ratio=test_mse / means[0][0])
+            row |= dict(worst_case_mse=worst_mse)
             row |= dict(theory_shape=shape, n_features=d, delta=config["delta"])
             rows.append(row | dict(n_draws=draws))
     return rows
 
 
 # ------------------------------------------------------------------ claims
-def _curves(table) -> dict:
-    """Per init scale, the test MSE at the curve's width, ``(P, seed)``."""
+WORST = "worst_case_mse"
+"""The column of the worst case over the RKHS ball (NaN where not computed)."""
+
+
+def _curves(table, value: str = "test_mse") -> dict:
+    """Per init scale, ``value`` at the curve's width, ``(P, seed)``."""
     at = table[table.width == _curve_width(table)]
-    return seed_curves(at, "test_mse", along="trainable_proportion", by="init_scale")
+    return seed_curves(at, value, along="trainable_proportion", by="init_scale")
 
 
-def _decays(table) -> dict:
-    """Per init scale, the test MSE at P = 0, ``(width, seed)``, and the
-    widths where the bound is informative."""
+def _decays(table, value: str = "test_mse") -> dict:
+    """Per init scale, ``value`` at P = 0, ``(width, seed)``, at the widths
+    where it was measured, and the widths where the bound is informative."""
     d, delta = int(table.n_features.iloc[0]), float(table.delta.iloc[0])
-    at = table[table.trainable_proportion == 0]
-    decays = seed_curves(at, "test_mse", along="width", by="init_scale")
+    at = table[(table.trainable_proportion == 0) & table[value].notna()]
+    decays = seed_curves(at, value, along="width", by="init_scale")
     return {
         tau: (e0, informative_widths(e0.index, d=d, init_scale=tau, delta=delta))
         for tau, e0 in decays.items()
@@ -329,9 +362,10 @@ def _curve_width(table) -> int:
     return int(table.width[table.trainable_proportion > 0].max())
 
 
-def _ratios(table) -> dict:
-    """Per init scale, ``E(P)/E(0)`` at the curve's width, ``(P, seed)``."""
-    return {tau: c / c.loc[0.0] for tau, c in _curves(table).items()}
+def _ratios(table, value: str = "test_mse") -> dict:
+    """Per init scale, ``E(P)/E(0)`` of ``value`` at the curve's width,
+    ``(P, seed)``."""
+    return {tau: c / c.loc[0.0] for tau, c in _curves(table, value).items()}
 
 
 def _captured(table) -> dict:
@@ -364,12 +398,42 @@ def _exponent(widths, log_errors: np.ndarray) -> float:
     return float(-np.polyfit(np.log(widths), np.mean(log_errors, axis=0), 1)[0])
 
 
-def _decay_estimates(table) -> dict:
-    """Per init scale (its widths in the label), the exponent over the widths
-    where the bound is informative and its interval; None with fewer than
-    :data:`MIN_WIDTHS` of them."""
+FLOOR_DEGREE = 30
+"""The last harmonic degree of the target kernel's eigenvalues: its
+multiplicities sum past 10^5 at d = 5, more than any width here."""
+
+
+def kolmogorov_floor(widths, d: int) -> np.ndarray:
+    """The best approximation of the target RKHS's unit ball by any ``m``
+    functions, for each ``m`` of ``widths``: the ``(m+1)``-th Mercer
+    eigenvalue of the target kernel on the sphere
+    (:func:`~sklearn_pt.theory.kolmogorov_width` of
+    :func:`~sklearn_pt.theory.zonal_eigenvalues`), the floor of the worst
+    case of ``m`` neurons."""
+
+    def profile(t):
+        ones = np.ones_like(t)
+        return _biased_relu_pairs(ones, ones, t, d=d, tau=TARGET_BIAS_RANGE)[0]
+
+    eigenvalues, counts = zonal_eigenvalues(profile, d, FLOOR_DEGREE)
+    return kolmogorov_width(eigenvalues, counts, widths)
+
+
+def _floor_exponent(table) -> tuple[float, list[int]]:
+    """The floor's exponent fitted over the widths where the worst case of
+    E(0) was measured, and those widths."""
+    at = table[(table.trainable_proportion == 0) & table[WORST].notna()]
+    widths = sorted(int(m) for m in at.width.unique())
+    d = int(table.n_features.iloc[0])
+    return _exponent(widths, np.log(kolmogorov_floor(widths, d))[None]), widths
+
+
+def _decay_estimates(table, value: str = "test_mse") -> dict:
+    """Per init scale (its widths in the label), the exponent of ``value``
+    over the widths where the bound is informative and its interval; None
+    with fewer than :data:`MIN_WIDTHS` of them."""
     out = {}
-    for tau, (decay, inside) in _decays(table).items():
+    for tau, (decay, inside) in _decays(table, value).items():
         if len(inside) < MIN_WIDTHS:
             out[f"init_scale {tau:g} (of m = {list(decay.index)})"] = None
             continue
@@ -439,13 +503,18 @@ def _claims(table) -> list[Claim]:
         captured = _captured(t)
         return {p: captured[high].loc[p] - captured[low].loc[p] for p in sharp}
 
-    def ratios(t):
+    def ratios(t, value="test_mse"):
         return {
             tau: _seed_bootstrap(
                 r.T.to_numpy(), lambda rows, p=list(r.index): _ratio_fit(rows, p, alpha)
             )
-            for tau, r in _ratios(t).items()
+            for tau, r in _ratios(t, value).items()
         }
+
+    floor_exponent, floor_widths = _floor_exponent(table)
+    kappa_paper = "kappa_0* = 4 sqrt(2) tau (d+1)/d = " + ", ".join(
+        f"{kappa0[t]:.3g} (init_scale {t:g})" for t in taus
+    )
 
     return [
         *(claim(tau) for tau in reversed(taus) for claim in (beats, fast)),
@@ -468,11 +537,23 @@ def _claims(table) -> list[Claim]:
                 contains=kappa0.get,
                 of=f"the ratio refitted with alpha = {alpha:.3g} (seeds resampled)",
             ),
-            paper="kappa_0* = 4 sqrt(2) tau (d+1)/d = "
-            + ", ".join(f"{kappa0[t]:.3g} (init_scale {t:g})" for t in taus),
+            paper=kappa_paper,
             label="init_scale {:g}",
             test_text="kappa_0*",
             reason=_unless_all_hold(RATIO_REASON),
+        ),
+        Claim(
+            "the mismatch ratio kappa_0/kappa_1 fitted to the worst case over "
+            "the RKHS ball's E(P)/E(0) is the bound's kappa_0*",
+            lambda t: ratios(t, WORST),
+            IntervalTest(
+                contains=kappa0.get,
+                of=f"the ratio refitted with alpha = {alpha:.3g} (seeds resampled)",
+            ),
+            paper=kappa_paper,
+            label="init_scale {:g}",
+            test_text="kappa_0*",
+            reason=_unless_all_hold(WORST_RATIO_REASON),
         ),
         Claim(
             "E(0) decays like m^-alpha where the bound is informative",
@@ -483,6 +564,21 @@ def _claims(table) -> list[Claim]:
             ),
             paper=f"alpha = (d+2)/(d-1) = {alpha:.3g} (d = {d})",
             reason=_unless_all_hold(DECAY_REASON.format(2 * alpha - 1)),
+        ),
+        Claim(
+            "the worst case over the RKHS ball of E(0) decays like m^-alpha where "
+            "the bound is informative",
+            lambda t: _decay_estimates(t, WORST),
+            _InformativeTest(
+                contains=alpha,
+                of="the exponent fitted to the geometric-mean worst case (seeds "
+                "resampled)",
+            ),
+            paper=f"alpha = (d+2)/(d-1) = {alpha:.3g} (d = {d}); the bound is "
+            f"this supremum's. At these widths (m = {floor_widths[0]}.."
+            f"{floor_widths[-1]}) the best m functions of all (the ball's "
+            f"Kolmogorov width, Funk-Hecke) fall like m^-{floor_exponent:.3g}",
+            reason=_unless_all_hold(WORST_DECAY_REASON),
         ),
     ]
 
@@ -531,6 +627,13 @@ def _decay_panel(ax, table) -> None:
         out = ~np.isin(widths, inside)
         ax.plot(widths[out], mean[out], "o", color=color, mfc="white")
         ax.plot(widths, mean[0] * (widths / widths[0]) ** -alpha, ":", color=color)
+    for k, (tau, (worst, _)) in enumerate(_decays(table, WORST).items()):
+        widths, (mean, _) = worst.index.to_numpy(dtype=float), _geometric(worst)
+        ax.plot(widths, mean, "s--", color=f"C{k}", ms=4, label=f"worst case, {tau:g}")
+    if WORST in table and table[WORST].notna().any():
+        widths = sorted(table.width[table[WORST].notna()].unique())
+        floor = kolmogorov_floor(widths, int(table.n_features.iloc[0]))
+        ax.plot(widths, floor, "k-.", label="best m functions (Kolmogorov width)")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set(
@@ -549,7 +652,11 @@ def _describe(table) -> str:
         exponents[tau] = _exponent(widths, np.log(e0.loc[widths].to_numpy()).T)
         notes[tau] = "" if width in inside else f"; bound > C at width {width}"
     measured = exponents[min(exponents)]
-    lines = [DESIGN.format(width=width, draws=int(table.n_draws.max())), ""]
+    points = int(table.n_fit[table[WORST].notna()].max())
+    lines = [
+        DESIGN.format(width=width, draws=int(table.n_draws.max()), points=points),
+        "",
+    ]
     for tau, ratios in _ratios(table).items():
         ratios = ratios.T
         fits = [
@@ -561,6 +668,16 @@ def _describe(table) -> str:
             f"fitted {fits[0]:.3g} (alpha {alpha:.3g}), {fits[1]:.3g} (the "
             f"measured exponent {measured:.3g}); kappa_0* "
             f"{biased_relu_kappa0(d, tau):.3g}{notes[tau]}"
+        )
+    for tau, (worst, _) in _decays(table, WORST).items():
+        floor = kolmogorov_floor(list(worst.index), d)
+        over = np.exp(np.log(worst.to_numpy()).mean(axis=1)) / floor
+        lines.append(
+            f"- init_scale {tau:g}: worst case of E(0) over the RKHS ball, over "
+            "the best m functions' (geometric mean): "
+            + ", ".join(
+                f"{r:.3g} (m = {m})" for m, r in zip(worst.index, over, strict=True)
+            )
         )
     return "\n".join(lines)
 
@@ -575,11 +692,24 @@ DECAY_REASON = (
     "K c with standard normal c is smoother (truncation leaves m^(1 - 2 "
     "alpha), exponent {:.3g}); widths where the bound > C are left out."
 )
+WORST_RATIO_REASON = (
+    "The worst case is over the whole ball, as the bound's; kappa_0* is also "
+    "a worst case over the inputs' density, which the sphere's uniform "
+    "density does not reach."
+)
+WORST_DECAY_REASON = (
+    "The worst case is computed where the readout is fitted on at most "
+    "worst_case_points points (its Gram matrix is held); widths where the "
+    "bound > C are left out."
+)
 DESIGN = (
     "Readout in closed form, no gradient training; target of unit RKHS norm; "
     "neurons selected on 4 m points, readout fitted on 16 m; E(P) at width "
     "{width} is the geometric mean of {draws} network draws per seed; the "
-    "exponents are fitted where the bound is informative (all widths if < 3)."
+    "exponents are fitted where the bound is informative (all widths if < 3). "
+    "The worst case over the target RKHS's unit ball (the bound's quantity) "
+    "is computed on the readout's points for the first draw, where they "
+    "number at most {points}."
 )
 
 

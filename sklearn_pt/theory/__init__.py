@@ -10,7 +10,11 @@ Partially trainable networks (He, Lao, Lu, Zhang, 2026):
   a given fraction of the bound's reduction;
 - :func:`bound_shape` -- the bound relative to its value at ``P = 0``;
 - :func:`fit_mismatch_ratio` -- the mismatch ratio ``kappa_0 / kappa_1``
-  whose bound shape fits a measured error curve.
+  whose bound shape fits a measured error curve;
+- :func:`zonal_eigenvalues`, :func:`harmonic_multiplicity` -- Mercer
+  eigenvalues of a zonal kernel on the sphere (Funk–Hecke);
+- :func:`kolmogorov_width` -- the best approximation of the RKHS ball by
+  ``m`` functions, the floor that the bound's ``m^-alpha`` tends to.
 
 Two gradient steps (Moniri, Hassani, 2026):
 
@@ -81,6 +85,7 @@ from ._two_step import (
     spike_count,
     two_step_signal,
 )
+from ._zonal import harmonic_multiplicity, kolmogorov_width, zonal_eigenvalues
 
 __all__ = [
     "aligned_outlier",
@@ -92,9 +97,11 @@ __all__ = [
     "count_signal_outliers",
     "cross_covariance_overlap",
     "fit_mismatch_ratio",
+    "harmonic_multiplicity",
     "hermite_coefficients",
     "hessian_threshold",
     "kappa_p",
+    "kolmogorov_width",
     "order_strength",
     "plateau_law",
     "plateau_weights",
@@ -108,4 +115,5 @@ __all__ = [
     "two_step_signal",
     "weighted_lower_edge",
     "weighted_resolvent",
+    "zonal_eigenvalues",
 ]

@@ -39,7 +39,7 @@ def tiny():
 def test_verdicts_follow_from_the_written_csv(tiny, tmp_path):
     files = tiny.write(tmp_path)
     assert judge(APPROXIMATION, files["csv"]) == tiny.verdicts
-    assert len(tiny.verdicts) == 7
+    assert len(tiny.verdicts) == 9
     assert "## Verdict" in files["md"].read_text()
 
 
@@ -57,6 +57,46 @@ def test_rows_are_the_error_ratio_and_the_theory_shape(tiny):
         np.testing.assert_array_equal(
             group.n_trainable, np.round(group.trainable_proportion * m)
         )
+
+
+def test_the_worst_case_bounds_the_target_on_the_same_points(tiny):
+    # The target has unit RKHS norm: its best fit on the readout's points
+    # (train_mse, one draw) is at most the worst case over the ball there.
+    table = tiny.table
+    one_draw = table[(table.n_draws == 1) & table.worst_case_mse.notna()]
+    assert len(one_draw) > 0
+    assert np.all(one_draw.train_mse <= one_draw.worst_case_mse * (1 + 1e-6))
+    # ... and it falls with the width at the matched init scale.
+    at_zero = table[(table.trainable_proportion == 0) & (table.init_scale == 1.0)]
+    worst = at_zero.groupby("width").worst_case_mse.apply(
+        lambda v: np.exp(np.log(v).mean())
+    )
+    assert worst.is_monotonic_decreasing
+
+
+def test_worst_case_errors_are_the_kernel_functions_on_each_layer():
+    from sklearn_pt.experiments._approximation import worst_case_errors
+    from sklearn_pt.kernels import worst_case_approximation_error
+
+    X = torch.as_tensor(sphere(120, 5, seed=7))
+    gram = BiasedReLUKernel()(X.numpy())
+    layers = first_layers(
+        X[:60], width=12, trainable_proportions=[0.0, 0.5], init_scale=1.0, seed=0
+    )
+    expected = [
+        worst_case_approximation_error(torch.relu(X @ w.T + b), gram) for w, b in layers
+    ]
+    np.testing.assert_allclose(worst_case_errors(layers, X, gram), expected, rtol=1e-12)
+
+
+def test_the_kolmogorov_floor_is_the_target_kernels_next_eigenvalue():
+    from sklearn_pt.experiments._approximation import kolmogorov_floor
+
+    # d = 5: degree 0 (1 function), then degree 1 (5): widths 1..5 leave
+    # the degree-1 eigenvalue, width 6 the degree-2 one.
+    floor = kolmogorov_floor([0, 1, 5, 6], 5)
+    assert floor[1] == floor[2] < floor[0]
+    assert floor[3] < floor[2]
 
 
 def test_rkhs_target_is_a_unit_norm_kernel_expansion():
