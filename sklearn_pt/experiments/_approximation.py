@@ -297,7 +297,9 @@ def measure(config: dict, seed: int) -> list[dict]:
     X_all, test = tensor(X_all), (tensor(X_test), y_test)
     variance = float(y_test.var(unbiased=False))
     rows, grams = [], {}
-    for tau, m in sorted({(tau, m) for tau, _, m in cells}):
+    # Width first: the init scales of a width share its Gram matrix, which
+    # is dropped before the next (wider) width.
+    for m, tau in sorted({(m, tau) for tau, _, m in cells}):
         props = [p for t, p, w in cells if (t, w) == (tau, m)]  # from P = 0
         n, n_select = config["fit_per_width"] * m, config["select_per_width"] * m
         draws, errors = config["n_draws"] if m == width else 1, []
@@ -305,7 +307,9 @@ def measure(config: dict, seed: int) -> list[dict]:
         worst = [np.nan] * len(props)
         if n <= config["worst_case_points"] and n not in grams:
             kernel = BiasedReLUKernel(init_scale=TARGET_BIAS_RANGE)
-            grams[n] = kernel(X_all[:n].cpu().numpy())
+            grams = {n: kernel(X_all[:n].cpu().numpy())}
+        elif n not in grams:
+            grams = {}
         for k in range(draws):
             layers = first_layers(
                 X_all[:n_select],
