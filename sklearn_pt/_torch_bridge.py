@@ -23,6 +23,7 @@ epoch, not once per batch.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
 from numbers import Integral, Real
@@ -43,6 +44,7 @@ __all__ = [
     "predict_numpy",
     "resolve_device",
     "resolve_dtype",
+    "row_chunks",
     "solve_ridge",
 ]
 
@@ -158,8 +160,23 @@ def as_tensor(array, *, device: torch.device, dtype: torch.dtype) -> torch.Tenso
     return torch.as_tensor(array).to(device=device, dtype=dtype)
 
 
+def row_chunks(features, max_elements: int | None = None):
+    """``(rows, features[rows])`` over consecutive row slices of about
+    ``max_elements`` entries each (default ``_RIDGE_CHUNK_ELEMENTS``, 32 MiB
+    in float64): of a tensor, or of a feature matrix
+    computed on demand (an object with ``shape`` and ``rows(slice)``, such
+    as :class:`~sklearn_pt.kernels._leverage.ReLUFeatures`)."""
+    n_samples, n_features = features.shape
+    max_elements = _RIDGE_CHUNK_ELEMENTS if max_elements is None else max_elements
+    step = max(1, max_elements // max(n_features, 1))
+    take = features.rows if hasattr(features, "rows") else features.__getitem__
+    for start in range(0, n_samples, step):
+        rows = slice(start, start + step)
+        yield rows, take(rows)
+
+
 def solve_ridge(
-    features: torch.Tensor, targets: torch.Tensor, alpha: float
+    features, targets: torch.Tensor, alpha: float
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Closed-form ridge regression with an unpenalised intercept.
 
@@ -173,7 +190,10 @@ def solve_ridge(
 
     Parameters
     ----------
-    features : Tensor of shape (n_samples, n_features)
+    features : Tensor of shape (n_samples, n_features), or features on demand
+        A tensor, or an object with ``shape``, ``dtype``, ``device`` and
+        ``rows(slice)`` (see :func:`row_chunks`), whose rows are then
+        computed a chunk at a time and never held whole (``alpha > 0``).
     targets : Tensor of shape (n_samples, n_outputs)
     alpha : float
         Ridge penalty, nonnegative.
@@ -185,24 +205,34 @@ def solve_ridge(
         In the dtype of ``features``.
     """
     Y = targets.to(torch.float64)
-    Phi_mean, Y_mean = features.mean(0, dtype=torch.float64), Y.mean(0)
+    n_samples, n_features = features.shape
+    if isinstance(features, torch.Tensor):
+        Phi_mean = features.mean(0, dtype=torch.float64)
+    else:
+        Phi_mean = sum(
+            chunk.sum(0, dtype=torch.float64) for _, chunk in row_chunks(features)
+        )
+        Phi_mean = Phi_mean / n_samples
+    Y_mean = Y.mean(0)
     Y_c = Y - Y_mean
     if alpha > 0:
         # The normal equations summed over row chunks: no centred (or
         # float64) copy of the features is held.
-        n_samples, n_features = features.shape
-        gram = features.new_zeros((n_features, n_features), dtype=torch.float64)
-        moments = features.new_zeros((n_features, Y.shape[1]), dtype=torch.float64)
-        step = max(1, _RIDGE_CHUNK_ELEMENTS // max(n_features, 1))
-        for start in range(0, n_samples, step):
-            rows = slice(start, start + step)
-            centred = features[rows].to(torch.float64) - Phi_mean
+        zeros = functools.partial(
+            torch.zeros, dtype=torch.float64, device=features.device
+        )
+        gram, moments = zeros((n_features, n_features)), zeros((n_features, Y.shape[1]))
+        for rows, chunk in row_chunks(features):
+            centred = chunk.to(torch.float64) - Phi_mean
             gram.addmm_(centred.T, centred)
             moments.addmm_(centred.T, Y_c[rows])
         gram.diagonal().add_(alpha)
         coef = torch.cholesky_solve(moments, torch.linalg.cholesky(gram))
     else:
-        Phi_c = features.to(torch.float64) - Phi_mean
+        whole = (
+            features if isinstance(features, torch.Tensor) else features.materialize()
+        )
+        Phi_c = whole.to(torch.float64) - Phi_mean
         driver = "gelsd" if Phi_c.is_cpu else None
         coef = torch.linalg.lstsq(Phi_c, Y_c, driver=driver).solution
     intercept = Y_mean - Phi_mean @ coef

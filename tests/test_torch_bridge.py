@@ -683,3 +683,30 @@ def test_lbfgs_divergence_says_the_fix(bad):
     y[0] = bad
     with pytest.raises(DivergenceError, match="L-BFGS does not use a learning rate"):
         train_module(linear_module(), X, y, solver="lbfgs", max_iter=20)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.3])
+def test_solve_ridge_on_features_computed_by_row_chunks(monkeypatch, alpha):
+    # Features on demand (never held whole) give the solve of the
+    # materialised matrix; the chunks cover every row once.
+    from sklearn_pt import _torch_bridge
+    from sklearn_pt._torch_bridge import row_chunks
+    from sklearn_pt.kernels._leverage import ReLUFeatures
+
+    generator = torch.Generator().manual_seed(0)
+    X = torch.randn(50, 4, generator=generator, dtype=torch.float64)
+    lazy = ReLUFeatures(
+        X,
+        torch.randn(7, 4, generator=generator, dtype=torch.float64),
+        torch.randn(7, generator=generator, dtype=torch.float64),
+    )
+    Y = torch.randn(50, 2, generator=generator, dtype=torch.float64)
+    monkeypatch.setattr(_torch_bridge, "_RIDGE_CHUNK_ELEMENTS", 4 * 7)
+    rows = [r for r, _ in row_chunks(lazy)]
+    assert len(rows) == 13 and rows[0] == slice(0, 4) and rows[-1] == slice(48, 52)
+    torch.testing.assert_close(
+        torch.cat([chunk for _, chunk in row_chunks(lazy)]), lazy.materialize()
+    )
+    expected = solve_ridge(lazy.materialize(), Y, alpha)
+    for got, want in zip(solve_ridge(lazy, Y, alpha), expected, strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-12)

@@ -25,9 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .._torch_bridge import make_generator, solve_ridge
+from .._torch_bridge import make_generator, row_chunks, solve_ridge
 from ..kernels import BiasedReLUKernel, worst_case_approximation_error
 from ..kernels._biased_relu import _biased_relu_pairs
+from ..kernels._leverage import ReLUFeatures
 from ..neural_network._partial import _leverage_order, leading_candidates
 from ..theory import (
     biased_relu_alpha,
@@ -238,10 +239,16 @@ def approximation_errors(layers, train, test, *, ridge: float = 1e-10) -> list:
     with torch.no_grad():
         for weight, bias in layers:
             (X, y), (X_test, y_test) = train, test
-            features = torch.addmm(bias, X, weight.T).relu_()
-            alpha = ridge * float(torch.linalg.vector_norm(features)) ** 2 / len(weight)
+            features = ReLUFeatures(X, weight, bias)  # never held whole
+            chunks = row_chunks(features)
+            alpha = (
+                ridge * sum(float(c.square().sum()) for _, c in chunks) / len(weight)
+            )
             coef, intercept = solve_ridge(features, y, alpha)
-            train_mse = (features @ coef.T + intercept - y).square().mean()
+            train_mse = sum(
+                (chunk @ coef.T + intercept - y[rows]).square().sum()
+                for rows, chunk in row_chunks(features)
+            ) / len(y)
             test_fit = torch.relu(X_test @ weight.T + bias) @ coef.T + intercept
             test_mse = (test_fit - y_test).square().mean()
             out.append((float(test_mse), float(train_mse)))

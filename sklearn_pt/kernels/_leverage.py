@@ -75,8 +75,9 @@ that no float64 copy of the whole feature matrix is held."""
 @dataclass(frozen=True)
 class ReLUFeatures:
     """The feature matrix ``relu(inputs @ weight.T + bias)``, evaluated a
-    column chunk at a time, so that it is never held whole (the leverage
-    scores of a large candidate pool read it that way)."""
+    column or a row chunk at a time, so that it is never held whole (the
+    leverage scores of a large candidate pool read it by columns,
+    :func:`~sklearn_pt._torch_bridge.solve_ridge` by rows)."""
 
     inputs: torch.Tensor
     weight: torch.Tensor
@@ -89,6 +90,14 @@ class ReLUFeatures:
     @property
     def device(self) -> torch.device:
         return self.inputs.device
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return self.inputs.dtype
+
+    def rows(self, rows: slice) -> torch.Tensor:
+        """The features of the inputs ``rows``, in the inputs' dtype."""
+        return torch.addmm(self.bias, self.inputs[rows], self.weight.T).relu_()
 
     def columns(self, columns: slice) -> torch.Tensor:
         """The features of the candidates ``columns``, in float64."""
