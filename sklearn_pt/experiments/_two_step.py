@@ -280,8 +280,13 @@ def align(config: dict, seed: int) -> dict:
     X, y, theta = make_single_index(
         n + extra, d, link=config["link"], random_state=seed, return_directions=True
     )
-    weights = _two_steps(config, seed, X[:n], y[:n], config["alignment_dtype"])
-    weights = [w.astype(np.float64) for w in weights.first_layer_weights_]
+    steps = _two_steps(config, seed, X[:n], y[:n], config["alignment_dtype"])
+    # W_0 in float64 only where the readout reads it; the fit dropped first.
+    weights = [
+        w.astype(np.float64) if readout or k else None
+        for k, w in enumerate(steps.first_layer_weights_)
+    ]
+    del steps
     unit = np.ravel(theta) / np.linalg.norm(theta)
     update = torch.as_tensor(weights[2] - weights[1], dtype=torch.float64)
     vt = top_right_singular_vectors(update, N_UPDATE_VECTORS)
