@@ -102,11 +102,11 @@ class ReLUFeatures:
     def columns(self, columns: slice) -> torch.Tensor:
         """The features of the candidates ``columns``, in float64."""
         weight, bias = self.weight[columns], self.bias[columns]
-        return torch.relu(self.inputs @ weight.T + bias).to(torch.float64)
+        return torch.addmm(bias, self.inputs, weight.T).relu_().to(torch.float64)
 
     def materialize(self) -> torch.Tensor:
         """The whole matrix, in the inputs' dtype."""
-        return torch.relu(self.inputs @ self.weight.T + self.bias)
+        return self.rows(slice(None))
 
 
 def _column_chunks(phi):
