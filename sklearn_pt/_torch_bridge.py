@@ -31,6 +31,7 @@ from numbers import Integral, Real
 import numpy as np
 import torch
 
+from ._chunks import chunk_slices
 from ._compat import Interval, StrOptions
 from ._training import SOLVERS
 from .nn._random import make_generator
@@ -168,10 +169,8 @@ def row_chunks(features, max_elements: int | None = None):
     as :class:`~sklearn_pt.kernels._leverage.ReLUFeatures`)."""
     n_samples, n_features = features.shape
     max_elements = _RIDGE_CHUNK_ELEMENTS if max_elements is None else max_elements
-    step = max(1, max_elements // max(n_features, 1))
-    take = features.rows if hasattr(features, "rows") else features.__getitem__
-    for start in range(0, n_samples, step):
-        rows = slice(start, start + step)
+    take = features.__getitem__ if isinstance(features, torch.Tensor) else features.rows
+    for rows in chunk_slices(n_samples, n_features, max_elements):
         yield rows, take(rows)
 
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import torch
 
+from .._chunks import chunk_slices
 from ..nn import half_squared_error
 
 __all__ = [
@@ -48,8 +49,7 @@ def widest_layer(module) -> int:
 def row_chunks(n_rows: int, width: int) -> list[slice]:
     """Consecutive row slices of at most ``ROW_CHUNK_ELEMENTS // width`` rows
     covering ``n_rows``: one slice when the whole batch fits."""
-    size = max(1, ROW_CHUNK_ELEMENTS // max(width, 1))
-    return [slice(start, min(start + size, n_rows)) for start in range(0, n_rows, size)]
+    return chunk_slices(n_rows, width, ROW_CHUNK_ELEMENTS)
 
 
 def mean_loss(module, X, y, loss, *, backward: bool = False) -> torch.Tensor:

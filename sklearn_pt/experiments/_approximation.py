@@ -263,7 +263,9 @@ def worst_case_errors(layers, X: torch.Tensor, gram: np.ndarray) -> list[float]:
     about, where :func:`approximation_errors` measures one target."""
     with torch.no_grad():
         return [
-            worst_case_approximation_error(torch.addmm(bias, X, weight.T).relu_(), gram)
+            worst_case_approximation_error(
+                ReLUFeatures(X, weight, bias).materialize(), gram
+            )
             for weight, bias in layers
         ]
 
@@ -303,20 +305,19 @@ def measure(config: dict, seed: int) -> list[dict]:
     y_all, y_test = tensor(target(X_all)[:, None]), tensor(target(X_test)[:, None])
     X_all, test = tensor(X_all), (tensor(X_test), y_test)
     variance = float(y_test.var(unbiased=False))
-    rows, grams = [], {}
-    # Width first: the init scales of a width share its Gram matrix, which
-    # is dropped before the next (wider) width.
+    rows, gram, gram_width = [], None, None
+    # Width first: the init scales of a width share its Gram matrix (None
+    # past worst_case_points), which is dropped at the next width.
     for m, tau in sorted({(m, tau) for tau, _, m in cells}):
         props = [p for t, p, w in cells if (t, w) == (tau, m)]  # from P = 0
         n, n_select = config["fit_per_width"] * m, config["select_per_width"] * m
         draws, errors = config["n_draws"] if m == width else 1, []
         train, ridge = (X_all[:n], y_all[:n]), config["ridge"]
         worst = [np.nan] * len(props)
-        if n <= config["worst_case_points"] and n not in grams:
+        if m != gram_width:
             kernel = BiasedReLUKernel(init_scale=TARGET_BIAS_RANGE)
-            grams = {n: kernel(X_all[:n].cpu().numpy())}
-        elif n not in grams:
-            grams = {}
+            inside = n <= config["worst_case_points"]
+            gram_width, gram = m, kernel(X_all[:n].cpu().numpy()) if inside else None
         for k in range(draws):
             layers = first_layers(
                 X_all[:n_select],
@@ -328,8 +329,8 @@ def measure(config: dict, seed: int) -> list[dict]:
                 pool_size=config["pool_per_width"] * m,
             )
             errors.append(approximation_errors(layers, train, test, ridge=ridge))
-            if k == 0 and n in grams:
-                worst = worst_case_errors(layers, X_all[:n], grams[n])
+            if k == 0 and gram is not None:
+                worst = worst_case_errors(layers, X_all[:n], gram)
         means = np.exp(np.log(errors).mean(axis=0))  # (proportions, 2)
         kappa0, alpha = biased_relu_kappa0(d, tau), biased_relu_alpha(d)
         for p, (test_mse, train_mse), worst_mse in zip(
@@ -430,12 +431,16 @@ def kolmogorov_floor(widths, d: int) -> np.ndarray:
     return kolmogorov_width(eigenvalues, counts, widths)
 
 
-def _floor_exponent(table) -> tuple[float, list[int]]:
-    """The floor's exponent fitted over the widths where the worst case of
-    E(0) was measured, and those widths."""
+def _worst_widths(table) -> list[int]:
+    """The widths where the worst case of E(0) was measured."""
     at = table[(table.trainable_proportion == 0) & table[WORST].notna()]
-    widths = sorted(int(m) for m in at.width.unique())
-    d = int(table.n_features.iloc[0])
+    return sorted(int(m) for m in at.width.unique())
+
+
+def _floor_exponent(table) -> tuple[float, list[int]]:
+    """The floor's exponent fitted over :func:`_worst_widths`, and those
+    widths."""
+    widths, d = _worst_widths(table), int(table.n_features.iloc[0])
     return _exponent(widths, np.log(kolmogorov_floor(widths, d))[None]), widths
 
 
@@ -634,8 +639,7 @@ def _decay_panel(ax, table) -> None:
     for k, (tau, (worst, _)) in enumerate(_decays(table, WORST).items()):
         widths, (mean, _) = worst.index.to_numpy(dtype=float), _geometric(worst)
         ax.plot(widths, mean, "s--", color=f"C{k}", ms=4, label=f"worst case, {tau:g}")
-    if WORST in table and table[WORST].notna().any():
-        widths = sorted(table.width[table[WORST].notna()].unique())
+    if widths := _worst_widths(table):
         floor = kolmogorov_floor(widths, int(table.n_features.iloc[0]))
         ax.plot(widths, floor, "k-.", label="best m functions (Kolmogorov width)")
     ax.set_xscale("log", base=2)

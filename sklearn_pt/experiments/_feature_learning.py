@@ -465,12 +465,6 @@ def first_phase_weights(estimator, X, y, theta) -> tuple:
     return run
 
 
-def _first_phase_hessian(estimator, X, y, theta) -> tuple:
-    """``(step, outlier eigenvalue, overlap, bulk edge)`` of the Hessian at
-    the end of the projected first phase (:func:`first_phase_weights`)."""
-    return _phase_hessian(first_phase_weights(estimator, X, y, theta), X, y, theta)
-
-
 def _phase_hessian(run, X, y, theta) -> tuple:
     """``(step, outlier eigenvalue, overlap, bulk edge)`` of one run of
     :func:`first_phase_runs`."""
@@ -480,7 +474,7 @@ def _phase_hessian(run, X, y, theta) -> tuple:
 
 
 HESSIAN_COLUMNS = ("hessian_step", "outlier_eigenvalue", "outlier_overlap", "bulk_edge")
-"""What :func:`_first_phase_hessian` returns, as columns."""
+"""What :func:`_phase_hessian` returns, as columns."""
 
 
 def _fit_gd(config: dict, seed: int) -> list[dict]:

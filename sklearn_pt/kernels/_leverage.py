@@ -10,6 +10,8 @@ from typing import TypeVar
 import numpy as np
 import torch
 
+from .._chunks import chunk_slices
+
 __all__ = ["reg_for_degrees_of_freedom", "ridge_leverage_scores"]
 
 ArrayOrTensor = TypeVar("ArrayOrTensor", np.ndarray, torch.Tensor)
@@ -113,9 +115,7 @@ def _column_chunks(phi):
     """Column slices of ``phi`` (a tensor or :class:`ReLUFeatures`) in
     float64, about :data:`COLUMN_CHUNK_ELEMENTS` entries each."""
     n_samples, n_features = phi.shape
-    step = max(1, COLUMN_CHUNK_ELEMENTS // max(n_samples, 1))
-    for start in range(0, n_features, step):
-        columns = slice(start, start + step)
+    for columns in chunk_slices(n_features, n_samples, COLUMN_CHUNK_ELEMENTS):
         if isinstance(phi, ReLUFeatures):
             yield columns, phi.columns(columns)
         else:
@@ -132,9 +132,9 @@ def _gram(phi) -> tuple[torch.Tensor, bool]:
     if feature_side:
         if isinstance(phi, ReLUFeatures):  # no larger than its Gram matrix
             phi = phi.materialize()
-        for rows in phi.split(max(1, COLUMN_CHUNK_ELEMENTS // size)):
-            rows = rows.to(torch.float64)
-            gram.addmm_(rows.T, rows)
+        for rows in chunk_slices(n_samples, size, COLUMN_CHUNK_ELEMENTS):
+            part = phi[rows].to(torch.float64)
+            gram.addmm_(part.T, part)
     else:
         for _, columns in _column_chunks(phi):
             gram.addmm_(columns, columns.T)

@@ -6,18 +6,14 @@ import numpy as np
 import scipy.sparse.linalg
 import torch
 
+from .._torch_bridge import as_tensor
+
 __all__ = ["worst_case_approximation_error"]
 
 DENSE_MAX_POINTS = 1024
 """Up to this many points the top eigenvalue comes from a dense
 decomposition; above it from Lanczos (ARPACK), one product with the Gram
 matrix per iteration."""
-
-
-def _as_float64(array) -> torch.Tensor:
-    if isinstance(array, torch.Tensor):
-        return array.detach().to(device="cpu", dtype=torch.float64)
-    return torch.as_tensor(np.asarray(array, dtype=np.float64))
 
 
 def worst_case_approximation_error(features, gram, *, tol: float = 1e-8) -> float:
@@ -75,7 +71,10 @@ def worst_case_approximation_error(features, gram, *, tol: float = 1e-8) -> floa
     >>> round(worst_case_approximation_error(np.eye(3)[:, :1], K), 6)
     0.666667
     """
-    phi, kernel = _as_float64(features), _as_float64(gram)
+    phi, kernel = (
+        as_tensor(a, device=torch.device("cpu"), dtype=torch.float64).detach()
+        for a in (features, gram)
+    )
     n = kernel.shape[0]
     if kernel.ndim != 2 or kernel.shape != (n, n) or n == 0:
         raise ValueError(
@@ -101,7 +100,11 @@ def worst_case_approximation_error(features, gram, *, tol: float = 1e-8) -> floa
         return v - basis @ (basis.T @ v)
 
     if n <= DENSE_MAX_POINTS:
-        top = float(torch.linalg.eigvalsh(residual_product(torch.eye(n).double()))[-1])
+        top = float(
+            torch.linalg.eigvalsh(residual_product(torch.eye(n, dtype=torch.float64)))[
+                -1
+            ]
+        )
     else:
         operator = scipy.sparse.linalg.LinearOperator(
             (n, n),

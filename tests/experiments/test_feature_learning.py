@@ -39,12 +39,13 @@ from sklearn_pt.experiments._feature_learning import (
     FirstPhaseSnapshot,
     HardDirectionProjection,
     _Chain,
-    _first_phase_hessian,
     _Informative,
     _over_seeds,
+    _phase_hessian,
     _plateau_gaps,
     first_phase_end,
     first_phase_runs,
+    first_phase_weights,
     outlier_found,
     pick_outlier,
     separation_margin,
@@ -98,6 +99,12 @@ def test_first_phase_end_fires_on_the_plateau_after_a_fast_drop():
     assert 30 <= end <= 40, end
     assert losses[end] >= 0.95 * losses[end - 10]
     assert all(losses[t] < 0.95 * losses[t - 10] for t in range(10, end))
+
+
+def _first_phase_hessian(estimator, X, y, theta) -> tuple:
+    """``(step, outlier eigenvalue, overlap, bulk edge)`` of the Hessian at
+    the end of one estimator's projected first phase."""
+    return _phase_hessian(first_phase_weights(estimator, X, y, theta), X, y, theta)
 
 
 def test_first_phase_end_never_fires_on_a_steady_drop_and_needs_a_window():
