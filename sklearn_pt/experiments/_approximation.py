@@ -646,8 +646,9 @@ def _decay_panel(ax, table) -> None:
     ax.set_yscale("log")
     ax.set(
         xlabel="width m",
-        ylabel="E(0): held-out MSE, target of unit RKHS norm",
-        title=f"P = 0 (dotted: m^-alpha = m^-{alpha:.3g}; hollow: bound > C)",
+        ylabel="E(0): held-out MSE of a unit-norm target;\n"
+        "squares: worst case over the RKHS ball",
+        title=f"P = 0 (dotted: m^-{alpha:.3g}; hollow: bound > C)",
     )
     ax.legend(fontsize=7, loc="lower left")
 
