@@ -108,7 +108,7 @@ def run_medium(
     ``outputs``, over ``n_jobs`` joblib workers (None: the CLI's default,
     :func:`~sklearn_pt._cli.default_n_jobs`); the record of the run
     (``run.json``). A partial run keeps the record of the others and notes
-    its own commit per experiment."""
+    its own commit and machine per experiment."""
     import torch
 
     n_jobs = default_n_jobs() if n_jobs is None else n_jobs
@@ -126,9 +126,11 @@ def run_medium(
     }
     if names is not None:
         previous = json.loads((outputs / "run.json").read_text())
-        commits = previous.get("commits", {})
-        commits.update(dict.fromkeys(names, record["commit"]))
-        record = previous | {"commits": commits, "date": record["date"]}
+        notes = {
+            key: previous.get(key, {}) | dict.fromkeys(names, record[field])
+            for key, field in (("commits", "commit"), ("machines", "machine"))
+        }
+        record = previous | notes | {"date": record["date"]}
     for name in EXPERIMENTS if names is None else names:
         result = run(EXPERIMENTS[name], scale=SCALE, n_jobs=n_jobs)
         result.write(outputs)
@@ -150,8 +152,9 @@ def render(page: str, outputs: Path = OUTPUTS) -> str:
     record = json.loads((outputs / "run.json").read_text())
     relative = outputs.relative_to(HERE).as_posix()
     total = sum(record["seconds"][name] for name in names)
-    commits = sorted(
-        {record.get("commits", {}).get(n, record["commit"]) for n in names}
+    commits, machines = (
+        sorted({record.get(key, {}).get(n, record[field]) for n in names})
+        for key, field in (("commits", "commit"), ("machines", "machine"))
     )
     lines = [
         f".. This page is written by {COMMAND}; do not edit it.",
@@ -163,7 +166,8 @@ def render(page: str, outputs: Path = OUTPUTS) -> str:
         "",
         f"``--scale {record['scale']}``, every verdict re-judged from the "
         "committed CSV by the rule its line states. Measured on "
-        f"{_escape(record['machine'])} (device {record['device']}, torch "
+        + "; ".join(_escape(machine) for machine in machines)
+        + f" (device {record['device']}, torch "
         f"{record['torch']}, joblib jobs: {record['n_jobs']}) at commit "
         + ", ".join(f"``{commit}``" for commit in commits)
         + f" on {record['date']} by ``{record['command']}``: "

@@ -76,12 +76,17 @@ def test_to_rst_keeps_emphasis_and_escapes_markup():
 
 def test_a_partial_run_keeps_the_others_and_notes_its_commit(tmp_path, monkeypatch):
     """``--only NAME``: only NAME runs; the record keeps the other
-    experiments' seconds and the run's commit, and notes NAME's own commit
-    (no fit: the runner is replaced)."""
+    experiments' seconds, the run's commit and machine, and notes NAME's own
+    commit and machine, which its page names beside the run's (no fit: the
+    runner is replaced)."""
     import json
 
     regenerate = _regenerate()
-    previous = {"commit": "aaaaaaa", "seconds": dict.fromkeys(EXPERIMENTS, 1.0)}
+    previous = {
+        "commit": "aaaaaaa",
+        "machine": "Machine A, 2 cores, Linux",
+        "seconds": dict.fromkeys(EXPERIMENTS, 1.0),
+    }
     (tmp_path / "run.json").write_text(json.dumps(previous))
     ran = []
 
@@ -97,9 +102,30 @@ def test_a_partial_run_keeps_the_others_and_notes_its_commit(tmp_path, monkeypat
 
     monkeypatch.setattr(regenerate, "run", fake_run)
     monkeypatch.setattr(regenerate, "_commit", lambda: "bbbbbbb")
+    monkeypatch.setattr(regenerate, "_machine", lambda: "Machine B, 2 cores, Linux")
     record = regenerate.run_medium(outputs=tmp_path, names=["two-step"])
     assert ran == ["two-step"]
     assert record["seconds"] == {**previous["seconds"], "two-step": 2.5}
     assert record["commit"] == "aaaaaaa"
+    assert record["machine"] == "Machine A, 2 cores, Linux"
     assert record["commits"] == {"two-step": "bbbbbbb"}
+    assert record["machines"] == {"two-step": "Machine B, 2 cores, Linux"}
     assert json.loads((tmp_path / "run.json").read_text()) == record
+
+
+def test_a_page_names_the_machine_of_each_of_its_experiments(tmp_path, monkeypatch):
+    import json
+    import shutil
+
+    regenerate = _regenerate()
+    monkeypatch.setattr(regenerate, "HERE", tmp_path)
+    outputs = tmp_path / "medium"
+    shutil.copytree(PAGES / "medium", outputs)
+    record = json.loads((outputs / "run.json").read_text())
+    record["machines"] = {"partial": "Machine B, 2 cores, Linux"}
+    (outputs / "run.json").write_text(json.dumps(record))
+    header = regenerate.render("partially_trainable", outputs=outputs)
+    header = header.split("Measured on ", 1)[1].split(" (device", 1)[0]
+    assert header == "; ".join(
+        sorted([regenerate._escape(record["machine"]), "Machine B, 2 cores, Linux"])
+    )
