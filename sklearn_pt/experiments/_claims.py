@@ -11,16 +11,26 @@ the claim *holds* there, the *opposite* holds, or *neither* is shown.
 - ``"mixed"``: it holds on part of the range (the line says where);
 - ``"not reproduced at this size"``: it holds nowhere and its opposite
   nowhere;
-- ``"contradicted"``: it holds nowhere and its opposite somewhere, and
-  (for a claim read along a size, ``size_trend=True``) the gap does not
-  shrink with the size.
+- ``"contradicted"``: it holds nowhere, its opposite somewhere, and the
+  run shows that opposite not shrinking with size (below).
 
-A claim read along a size (``N``, ``d``) whose statistic is an error (the
-seeds' non-negative values at each size) also states its trend: the slope
-``b`` of ``mean error ~ size^b`` and its interval
-(:func:`~sklearn_pt.experiments.fit_exponent`), "converging" when the
-interval lies below 0. An opposite that converges is a size effect, not a
-contradiction: the word is then ``"not reproduced at this size"``.
+"Contradicted" needs a second size. An opposite seen at one size may be a
+finite-size effect, so a claim with no size in its run reads "not
+reproduced at this size" and its line says where the opposite holds. A
+claim gets a size in one of two ways:
+
+- read along a size (``N``, ``d``, ``size_trend=True``) with an error as
+  its statistic (the seeds' non-negative values at each size): the line
+  states the slope ``b`` of ``mean error ~ size^b`` and its interval
+  (:func:`~sklearn_pt.experiments.fit_exponent`), "converging" when the
+  interval lies below 0. An opposite that converges is a size effect;
+- measured at a smaller size too (``shrink``: per point, the paired move
+  of the statistic from the smaller size to the run's, towards the claim
+  when positive): at each point where the opposite holds, a sign test of
+  that move. An opposite that shrinks at every such point is a size effect.
+
+A size effect reads "not reproduced at this size"; an opposite not shown to
+shrink reads "contradicted".
 
 :class:`Verdict` keeps the words and numbers and writes the line a summary
 opens with.
@@ -273,6 +283,16 @@ class Claim:
         line states the slope of the mean error in the size, and an
         opposite that converges (slope interval below 0) reads "not
         reproduced at this size", not "contradicted".
+    shrink : callable, optional
+        ``shrink(table) -> {point: values}``: per point of the range, the
+        seeds' paired move of the statistic from a smaller size of the run
+        to its full size (positive: towards the claim). An opposite that a
+        sign test shows moving towards the claim at every point where it
+        holds reads "not reproduced at this size". Without ``shrink`` (and
+        without ``size_trend``) the run has one size, and an opposite reads
+        "not reproduced at this size" with where it holds.
+    shrink_text : str, default="with size"
+        How the line names the move (``"from 100 to 400 epochs"``).
 
     Examples
     --------
@@ -294,6 +314,8 @@ class Claim:
     test_text: str = ""
     measured: Text = ""
     size_trend: bool = False
+    shrink: Callable[[pd.DataFrame], Mapping[Any, Any]] | None = None
+    shrink_text: str = "with size"
 
     def verdict(self, table: pd.DataFrame) -> Verdict:
         """The verdict of this claim on ``table`` (the experiment's CSV)."""
@@ -306,6 +328,8 @@ class Claim:
         word, where = verdict_word(outcomes)
         if self.size_trend and word != REPRODUCED:
             word, where = _with_trend(word, where, statistic)
+        elif word == CONTRADICTED:
+            word, where = self._shrinking(table, outcomes, where)
         reason = self.reason(table, outcomes) if callable(self.reason) else self.reason
         prefix = _text(self.measured, table)
         return Verdict(
@@ -317,6 +341,38 @@ class Claim:
             where=where,
             reason=reason,
         )
+
+    def _shrinking(self, table, outcomes, where: str) -> tuple[str, str]:
+        """A contradiction's word once its opposite's move with size is
+        tested: "contradicted" only where that opposite is not shown to
+        shrink."""
+        moves = self.shrink(table) if self.shrink is not None else {}
+        if not moves:
+            return _one_size(CONTRADICTED, where)
+        moves = {self.label.format(point): v for point, v in moves.items()}
+        tested = {
+            label: SignTest()(moves[label], label)
+            if label in moves
+            else (NEITHER, "not measured")
+            for label, outcome in outcomes.items()
+            if outcome == OPPOSITE
+        }
+        shrinking = all(outcome == HOLDS for outcome, _ in tested.values())
+        cells = ", ".join(f"{label} {text}" for label, (_, text) in tested.items())
+        moved = (
+            f"{'shrinking' if shrinking else 'not shown to shrink'} {self.shrink_text}"
+        )
+        return (
+            NOT_AT_THIS_SIZE if shrinking else CONTRADICTED,
+            f"{where}; {moved}: {cells}",
+        )
+
+
+def _one_size(word: str, where: str) -> tuple[str, str]:
+    """At one size an opposite is not shown to persist: no contradiction."""
+    if word != CONTRADICTED:
+        return word, where
+    return NOT_AT_THIS_SIZE, f"{where}; one size, so not shown to persist"
 
 
 _ROUNDING = 1e-9
@@ -330,7 +386,9 @@ def _with_trend(word: str, where: str, errors: Mapping[Any, Any]) -> tuple[str, 
     into a size effect."""
     sizes = [float(size) for size in errors]
     values = [_finite(v) for v in errors.values()]
-    if len(sizes) < 2 or any(v.size == 0 for v in values):
+    if len(sizes) < 2:
+        return _one_size(word, where)
+    if any(v.size == 0 for v in values):
         return word, where
     slope = fit_exponent(sizes, values)
     if not np.isfinite([slope.value, slope.low, slope.high]).all():

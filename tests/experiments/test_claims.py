@@ -128,3 +128,58 @@ def test_a_reproduced_trend_claim_says_nothing_of_its_trend():
     small = {n: [0.1, 0.0, 0.2, 0.1] for n in (200, 400)}
     verdict = _error_claim(small)
     assert (verdict.word, verdict.where) == (REPRODUCED, "")
+
+
+def test_an_error_claim_at_one_size_is_not_contradicted():
+    verdict = _error_claim({400: [2.0 + 0.1 * k for k in range(8)]})
+    assert verdict.word == NOT_AT_THIS_SIZE
+    assert verdict.where == "opposite at N=400; one size, so not shown to persist"
+
+
+def _gain_claim(gains: dict, shrink=None) -> Claim:
+    """A gain at two points ``a`` and ``b``, measured at the run's size, with
+    the paired move from a smaller size ``shrink`` (or one size)."""
+    table = pd.DataFrame(
+        [{"point": p, "gain": g} for p, values in gains.items() for g in values]
+    )
+    return Claim(
+        "a gain",
+        lambda t: {p: g.to_numpy() for p, g in t.groupby("point").gain},
+        SignTest(),
+        paper="a gain",
+        shrink=shrink,
+        shrink_text="from 100 to 400 epochs",
+    ).verdict(table)
+
+
+def test_a_claim_measured_at_one_size_names_its_opposite_without_contradicting():
+    verdict = _gain_claim({"a": [-1.0] * 6, "b": [0.1, -0.1] * 3})
+    assert verdict.word == NOT_AT_THIS_SIZE
+    assert verdict.where == "opposite at a; one size, so not shown to persist"
+    # a shrink statistic with no point (the table has one budget) is one size
+    assert _gain_claim({"a": [-1.0] * 6}, shrink=lambda t: {}).word == NOT_AT_THIS_SIZE
+
+
+def test_an_opposite_shrinking_towards_a_larger_size_is_not_a_contradiction():
+    gains = {"a": [-1.0] * 6, "b": [-2.0] * 6}
+    towards = {"a": [0.5] * 6, "b": [0.2, 0.3, 0.1, 0.4, 0.2, 0.3]}
+    verdict = _gain_claim(gains, shrink=lambda t: towards)
+    assert verdict.word == NOT_AT_THIS_SIZE
+    assert verdict.where == (
+        "opposite at a, b; shrinking from 100 to 400 epochs: a +0.500 (6 of 6 "
+        "seeds ahead), b +0.250 (6 of 6 seeds ahead)"
+    )
+    # shrinking at one opposite point only: not shown, so contradicted
+    partly = {"a": [0.5] * 6, "b": [-0.2, 0.3] * 3}
+    verdict = _gain_claim(gains, shrink=lambda t: partly)
+    assert verdict.word == CONTRADICTED
+    assert "not shown to shrink from 100 to 400 epochs" in verdict.where
+    # a point the smaller size did not measure is not shown to shrink
+    verdict = _gain_claim(gains, shrink=lambda t: {"a": [0.5] * 6})
+    assert verdict.word == CONTRADICTED and "b not measured" in verdict.where
+
+
+def test_a_shrink_statistic_leaves_a_mixed_or_reproduced_claim_alone():
+    growing = {"a": [-1.0] * 6}
+    verdict = _gain_claim({"a": [1.0] * 6, "b": [-1.0] * 6}, lambda t: growing)
+    assert (verdict.word, verdict.where) == (MIXED, "holds at a; opposite at b")

@@ -125,8 +125,9 @@ def test_partial_shares_and_theory_agree_with_the_table(partial_tiny):
     table = partial_tiny.table
     assert set(table.selection) == {"leverage", "random"}
     assert set(table.init_scale) == {1.0, 10.0}
-    captured = partial._captured(table)
-    for (selection, tau), group in table.groupby(["selection", "init_scale"]):
+    captured = partial._captured(table)  # at the full budget
+    full = table[table.epochs == table.epochs.max()]
+    for (selection, tau), group in full.groupby(["selection", "init_scale"]):
         train = group.pivot(
             index="trainable_proportion", columns="seed", values="train_mse"
         ).to_numpy()

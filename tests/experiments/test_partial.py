@@ -46,14 +46,26 @@ def test_stacked_measure_equals_one_fit_per_variant(monkeypatch):
     monkeypatch.setattr(partial, "theory_design_regressor", float64)
     config = _config("tiny")
     rows = pd.DataFrame(measure(config, seed=1))
-    assert len(rows) == 2 * 2 * len(config["proportions"])
+    # both selections at the full budget, the theory's at the short one
+    assert len(rows) == (2 + 1) * 2 * len(config["proportions"])
+    short = round(config["short_budget"] * config["max_iter"])
+    assert rows.groupby("epochs").size().to_dict() == {
+        short: 2 * len(config["proportions"]),
+        config["max_iter"]: 2 * 2 * len(config["proportions"]),
+    }
+    assert set(rows[rows.epochs == short].selection) == {"leverage"}
     n = config["n_samples"]
     X, y = make_sphere_regression(n, config["n_features"], random_state=1)
     n_train = n - round(config["test_fraction"] * n)
     for row in rows.itertuples():
         network = float64(
             config, init_scale=row.init_scale, selection=row.selection
-        ).set_params(random_state=1, trainable_proportion=row.trainable_proportion)
+        ).set_params(
+            random_state=1,
+            trainable_proportion=row.trainable_proportion,
+            max_iter=row.epochs,
+            n_iter_no_change=row.epochs,
+        )
         network.fit(X[:n_train], y[:n_train])
         expected = [
             mean_squared_error(y[s], network.predict(X[s]))
@@ -69,7 +81,9 @@ def test_larger_init_scale_captures_less_of_the_drop_at_p_0_05_in_paired_seeds()
     """At P = 0.05 (13 of 256 neurons trainable) the larger init scale
     captures *less* of its drop: the opposite of "sharper", at this size
     (the small scale's settings, only the grid points the claim needs)."""
-    config = _config("small", proportions=[0.0, 0.05, 1.0], selections=["leverage"])
+    config = _config(
+        "small", proportions=[0.0, 0.05, 1.0], selections=["leverage"], short_budget=1
+    )  # the full budget only
     table = pd.DataFrame(
         [
             {"seed": seed, **row}
@@ -102,14 +116,16 @@ def test_verdicts_follow_from_the_written_csv(tmp_path):
     result = run(PARTIAL, scale="tiny", progress=False)
     files = result.write(tmp_path)
     assert list(result.table.columns) == ["seed", *partial.COLUMNS.split()]
-    assert len(result.table) == 2 * 2 * 4 * 2  # selections, init scales, P, seeds
+    # (2 selections, then the theory's at the short budget) x init scales x P x seeds
+    assert len(result.table) == (2 + 1) * 2 * 4 * 2
     assert judge(PARTIAL, files["csv"]) == result.verdicts
     assert len(result.verdicts) == 4  # fast fall per init scale, sharper, P90
     assert "paired seeds" in files["md"].read_text()
 
 
-def _table(errors: dict, proportions) -> pd.DataFrame:
-    """A table of training errors ``{(selection, tau): (n_p, n_seeds)}``."""
+def _table(errors: dict, proportions, epochs=None) -> pd.DataFrame:
+    """A table of training errors ``{(selection, tau): (n_p, n_seeds)}``
+    (with an ``epochs`` column when given)."""
     return pd.DataFrame(
         [
             {
@@ -117,6 +133,7 @@ def _table(errors: dict, proportions) -> pd.DataFrame:
                 "selection": selection,
                 "init_scale": tau,
                 "trainable_proportion": p,
+                **({} if epochs is None else {"epochs": epochs}),
                 "train_mse": float(train[i, s]),
                 "test_mse": float(train[i, s]),
                 "n_features": 5,
@@ -171,6 +188,47 @@ def test_sharper_holds_when_the_larger_init_scale_captures_more_everywhere():
     sharper = judge(PARTIAL, _table(errors, proportions))[2]
     assert sharper.word == "reproduced", sharper.line()
     assert "the log-midpoint" in sharper.measured
+
+
+def _trailing(shares: dict, seed: int, epochs: int) -> pd.DataFrame:
+    """The theory's selection with captured shares ``{tau: share at P}``
+    at ``epochs`` (6 noisy seeds)."""
+    proportions = (0.0, 0.02, 0.05, 0.1, 1.0)
+    rng = np.random.default_rng(seed)
+    errors = {}
+    for tau, fraction in shares.items():
+        noise = 0.01 * rng.standard_normal((len(proportions), 6))
+        noise[[0, -1]] = 0.0
+        errors["leverage", tau] = 1.0 - (np.array(fraction)[:, None] + noise) * 0.9
+    return _table(errors, proportions, epochs)
+
+
+def test_sharper_trailing_less_with_more_epochs_is_not_a_contradiction():
+    """The larger init scale trails at every P, by less at the full budget
+    than at the short one: a size effect (what the small run measures), not
+    "contradicted"; trailing by more with more epochs is."""
+    full = _trailing({1.0: [0, 0.6, 0.8, 0.9, 1], 10.0: [0, 0.4, 0.6, 0.7, 1]}, 1, 400)
+    catching_up = _trailing(
+        {1.0: [0, 0.5, 0.7, 0.8, 1], 10.0: [0, 0.1, 0.2, 0.3, 1]}, 2, 100
+    )
+    sharper = judge(PARTIAL, pd.concat([full, catching_up]))[2]
+    assert sharper.word == "not reproduced at this size", sharper.line()
+    assert "shrinking from 100 to 400 epochs: P=0.02 +" in sharper.where
+    # the other claims read the full budget only: the same as without the short rows
+    assert (
+        judge(PARTIAL, pd.concat([full, catching_up]))[:2] == judge(PARTIAL, full)[:2]
+    )
+
+    falling_behind = _trailing(
+        {1.0: [0, 0.6, 0.8, 0.9, 1], 10.0: [0, 0.55, 0.75, 0.85, 1]}, 3, 100
+    )
+    sharper = judge(PARTIAL, pd.concat([full, falling_behind]))[2]
+    assert sharper.word == "contradicted", sharper.line()
+    assert "not shown to shrink from 100 to 400 epochs" in sharper.where
+    # one budget: not shown to persist
+    sharper = judge(PARTIAL, full)[2]
+    assert sharper.word == "not reproduced at this size"
+    assert sharper.where.endswith("one size, so not shown to persist")
 
 
 # ------------------------------------------------------------- the helpers
