@@ -24,6 +24,10 @@ claim gets a size in one of two ways:
   states the slope ``b`` of ``mean error ~ size^b`` and its interval
   (:func:`~sklearn_pt.experiments.fit_exponent`), "converging" when the
   interval lies below 0. An opposite that converges is a size effect;
+- a statistic that favours the claim when positive, read along a size
+  (``along_size=True``: a paired difference at each ``d``): the slope of its
+  mean in ``log size`` and the slope's bootstrap interval. An opposite whose
+  slope's interval lies above 0 (moving towards the claim) is a size effect;
 - measured at a smaller size too (``shrink``: per point, the paired move
   of the statistic from the smaller size to the run's, towards the claim
   when positive): at each point where the opposite holds, a sign test of
@@ -283,6 +287,12 @@ class Claim:
         line states the slope of the mean error in the size, and an
         opposite that converges (slope interval below 0) reads "not
         reproduced at this size", not "contradicted".
+    along_size : bool, default=False
+        The range's points are sizes and the statistic favours the claim
+        when positive (a :class:`SignTest`'s paired differences): an
+        opposite whose mean moves towards the claim with the size (the
+        bootstrap interval of the slope of the mean in ``log size`` above 0)
+        reads "not reproduced at this size", not "contradicted".
     shrink : callable, optional
         ``shrink(table) -> {point: values}``: per point of the range, the
         seeds' paired move of the statistic from a smaller size of the run
@@ -314,6 +324,7 @@ class Claim:
     test_text: str = ""
     measured: Text = ""
     size_trend: bool = False
+    along_size: bool = False
     shrink: Callable[[pd.DataFrame], Mapping[Any, Any]] | None = None
     shrink_text: str = "with size"
 
@@ -328,6 +339,8 @@ class Claim:
         word, where = verdict_word(outcomes)
         if self.size_trend and word != REPRODUCED:
             word, where = _with_trend(word, where, statistic)
+        elif word == CONTRADICTED and self.along_size:
+            word, where = _along_size(where, statistic)
         elif word == CONTRADICTED:
             word, where = self._shrinking(table, outcomes, where)
         reason = self.reason(table, outcomes) if callable(self.reason) else self.reason
@@ -373,6 +386,26 @@ def _one_size(word: str, where: str) -> tuple[str, str]:
     if word != CONTRADICTED:
         return word, where
     return NOT_AT_THIS_SIZE, f"{where}; one size, so not shown to persist"
+
+
+def _along_size(where: str, statistic: Mapping[Any, Any]) -> tuple[str, str]:
+    """A contradiction read along a size: "contradicted" unless the mean
+    statistic is shown moving towards the claim as the size grows."""
+    sizes = np.log([float(size) for size in statistic])
+    values = [_finite(v) for v in statistic.values()]
+    if len(sizes) < 2 or any(v.size < 2 for v in values):
+        return _one_size(CONTRADICTED, where)
+
+    def slope(*samples):
+        return float(np.polyfit(sizes, [np.mean(s) for s in samples], 1)[0])
+
+    trend = bootstrap_interval(values, slope)
+    shrinking = trend.low > 0
+    return (NOT_AT_THIS_SIZE if shrinking else CONTRADICTED), (
+        f"{where}; {'shrinking' if shrinking else 'not shown to shrink'} with "
+        f"size: the mean's slope per e-fold of size {trend.value:+.3g} "
+        f"[{trend.low:+.3g}, {trend.high:+.3g}]"
+    )
 
 
 _ROUNDING = 1e-9

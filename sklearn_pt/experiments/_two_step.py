@@ -280,18 +280,21 @@ def align(config: dict, seed: int) -> dict:
     X, y, theta = make_single_index(
         n + extra, d, link=config["link"], random_state=seed, return_directions=True
     )
+    if not readout:  # the steps round X to their dtype, and nothing else reads it
+        X = X.astype(config["alignment_dtype"])
     steps = _two_steps(config, seed, X[:n], y[:n], config["alignment_dtype"])
-    # W_0 in float64 only where the readout reads it; the fit dropped first.
-    weights = [
-        w.astype(np.float64) if readout or k else None
-        for k, w in enumerate(steps.first_layer_weights_)
-    ]
+    weights = steps.first_layer_weights_
     del steps
+    if readout:
+        weights = [w.astype(np.float64) for w in weights]
+    # float64 from here, one conversion at a time (W_2 - W_1 casts W_1 as it goes)
+    second = weights[2].astype(np.float64)
+    update = torch.as_tensor(second - weights[1], dtype=torch.float64)
     unit = np.ravel(theta) / np.linalg.norm(theta)
-    update = torch.as_tensor(weights[2] - weights[1], dtype=torch.float64)
     vt = top_right_singular_vectors(update, N_UPDATE_VECTORS)
+    del update
     spectrum = WeightSpectrum(edge="tracy-widom", level=config["level"])
-    vectors = spectrum.fit(weights[2]).outlier_vectors_
+    vectors = spectrum.fit(second).outlier_vectors_
     out = {
         "update_alignment": float(np.linalg.norm(vt @ unit)),
         "outlier_alignment": float(np.linalg.norm(vectors @ unit))
@@ -482,7 +485,7 @@ def _outlier_counts(carrier, table, outcomes) -> str:
 
 
 def _per_d(claim, statistic, paper, reason="") -> Claim:
-    """A paired sign test at each ``d``."""
+    """A paired sign test at each ``d``, read along ``d``."""
     return Claim(
         claim,
         statistic,
@@ -491,6 +494,7 @@ def _per_d(claim, statistic, paper, reason="") -> Claim:
         label="d={:g}",
         reason=reason,
         test_text="at each d",
+        along_size=True,
     )
 
 

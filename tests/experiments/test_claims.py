@@ -183,3 +183,35 @@ def test_a_shrink_statistic_leaves_a_mixed_or_reproduced_claim_alone():
     growing = {"a": [-1.0] * 6}
     verdict = _gain_claim({"a": [1.0] * 6, "b": [-1.0] * 6}, lambda t: growing)
     assert (verdict.word, verdict.where) == (MIXED, "holds at a; opposite at b")
+
+
+def _per_size_claim(gains_by_d: dict) -> Claim:
+    """A paired gain at every d, read along d."""
+    table = pd.DataFrame(
+        [{"d": d, "gain": g} for d, gains in gains_by_d.items() for g in gains]
+    )
+    return Claim(
+        "a gain at every d",
+        lambda t: {d: g.to_numpy() for d, g in t.groupby("d").gain},
+        SignTest(),
+        paper="a gain",
+        label="d={:g}",
+        along_size=True,
+    ).verdict(table)
+
+
+def test_a_per_size_opposite_moving_towards_the_claim_is_a_size_effect():
+    jitter = [0.01 * k for k in range(8)]
+    shrinking = {100: [-1.0 + j for j in jitter], 200: [-0.6 + j for j in jitter]}
+    shrinking[400] = [-0.2 + j for j in jitter]
+    verdict = _per_size_claim(shrinking)
+    assert verdict.word == NOT_AT_THIS_SIZE
+    assert verdict.where.startswith(
+        "opposite at d=100, d=200, d=400; shrinking with size: the mean's slope "
+        "per e-fold of size +0.577"
+    )
+    flat = {d: [-0.5 + j for j in jitter] for d in (100, 200, 400)}
+    verdict = _per_size_claim(flat)
+    assert verdict.word == CONTRADICTED
+    assert "not shown to shrink with size" in verdict.where
+    assert _per_size_claim({100: flat[100]}).word == NOT_AT_THIS_SIZE
