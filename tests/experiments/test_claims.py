@@ -136,9 +136,9 @@ def test_an_error_claim_at_one_size_is_not_contradicted():
     assert verdict.where == "opposite at N=400; one size, so not shown to persist"
 
 
-def _gain_claim(gains: dict, shrink=None) -> Claim:
-    """A gain at two points ``a`` and ``b``, measured at the run's size, with
-    the paired move from a smaller size ``shrink`` (or one size)."""
+def _gain_claim(gains: dict, shrink=None, **options) -> Claim:
+    """A paired gain at each point of ``gains``; ``shrink``: the paired move
+    from a smaller size (or one size); ``options``: more of :class:`Claim`."""
     table = pd.DataFrame(
         [{"point": p, "gain": g} for p, values in gains.items() for g in values]
     )
@@ -149,6 +149,7 @@ def _gain_claim(gains: dict, shrink=None) -> Claim:
         paper="a gain",
         shrink=shrink,
         shrink_text="from 100 to 400 epochs",
+        **options,
     ).verdict(table)
 
 
@@ -187,17 +188,7 @@ def test_a_shrink_statistic_leaves_a_mixed_or_reproduced_claim_alone():
 
 def _per_size_claim(gains_by_d: dict) -> Claim:
     """A paired gain at every d, read along d."""
-    table = pd.DataFrame(
-        [{"d": d, "gain": g} for d, gains in gains_by_d.items() for g in gains]
-    )
-    return Claim(
-        "a gain at every d",
-        lambda t: {d: g.to_numpy() for d, g in t.groupby("d").gain},
-        SignTest(),
-        paper="a gain",
-        label="d={:g}",
-        along_size=True,
-    ).verdict(table)
+    return _gain_claim(gains_by_d, label="d={:g}", along_size=True)
 
 
 def test_a_per_size_opposite_moving_towards_the_claim_is_a_size_effect():
