@@ -17,7 +17,7 @@ the claim *holds* there, the *opposite* holds, or *neither* is shown.
 "Contradicted" needs a second size. An opposite seen at one size may be a
 finite-size effect, so a claim with no size in its run reads "not
 reproduced at this size" and its line says where the opposite holds. A
-claim gets a size in one of two ways:
+claim gets a second size in one of three ways:
 
 - read along a size (``N``, ``d``, ``size_trend=True``) with an error as
   its statistic (the seeds' non-negative values at each size): the line
@@ -298,9 +298,10 @@ class Claim:
         seeds' paired move of the statistic from a smaller size of the run
         to its full size (positive: towards the claim). An opposite that a
         sign test shows moving towards the claim at every point where it
-        holds reads "not reproduced at this size". Without ``shrink`` (and
-        without ``size_trend``) the run has one size, and an opposite reads
-        "not reproduced at this size" with where it holds.
+        holds reads "not reproduced at this size". Without ``shrink`` (or
+        where it gives no point), ``size_trend`` and ``along_size``, the run
+        has one size, and an opposite reads "not reproduced at this size"
+        with where it holds.
     shrink_text : str, default="with size"
         How the line names the move (``"from 100 to 400 epochs"``).
 

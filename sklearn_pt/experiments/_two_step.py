@@ -288,7 +288,7 @@ def align(config: dict, seed: int) -> dict:
     if readout:
         weights = [w.astype(np.float64) for w in weights]
     # float64 from here, one conversion at a time (W_2 - W_1 casts W_1 as it goes)
-    second = weights[2].astype(np.float64)
+    second = weights[2].astype(np.float64, copy=False)
     update = torch.as_tensor(second - weights[1], dtype=torch.float64)
     unit = np.ravel(theta) / np.linalg.norm(theta)
     vt = top_right_singular_vectors(update, N_UPDATE_VECTORS)
