@@ -47,7 +47,7 @@ from ..feature_extraction._two_step_plan import (
 from ..nn._activations import activation_function
 from ..spectral import WeightSpectrum, soft_edge_test
 from ..spectral._weights import singular_values, top_right_singular_vectors
-from ..theory import count_signal_outliers, spike_count, two_step_signal
+from ..theory import predict_outlier_count, spike_count, two_step_signal
 from ._claims import Claim, IntervalTest, SignTest
 from ._runner import Experiment
 from ._stats import NEITHER, OPPOSITE, bootstrap_interval, fit_exponent
@@ -152,7 +152,10 @@ def count_outliers(config: dict, seed: int) -> list[dict]:
     ``W_1``, each by the Tracy--Widom edge test at ``config["level"]``.
     Predicted (``finite_n``): the same difference for the mean-field signals
     ``S_2``, ``S_1`` of :func:`~sklearn_pt.theory.two_step_signal` against
-    each measured bulk edge (:func:`~sklearn_pt.theory.count_signal_outliers`).
+    each measured bulk (:func:`~sklearn_pt.theory.predict_outlier_count`:
+    the spikes of ``S_k`` whose outlier, by the D-transform of ``W_k``'s
+    bulk, passes the test's threshold, plus the heavy rows of ``W_k - S_k``,
+    the neurons with the largest ``|a_j|``).
     The cells share the data, the first step, ``W_1``'s test and ``S_1``
     (see :func:`_count_parts`).
 
@@ -170,12 +173,19 @@ def count_outliers(config: dict, seed: int) -> list[dict]:
 
 def _added_outliers(parts: Bunch) -> dict:
     """The measured and predicted counts of one :func:`_count_parts` entry."""
-    first, second, signal = *parts.tests, parts.signal
-    predicted = count_signal_outliers(
-        signal.second, second.threshold
-    ) - count_signal_outliers(signal.first, first.threshold)
-    measured = second.n_outliers - first.n_outliers
-    return {"added_outliers": int(measured), "finite_n": int(predicted)}
+    tests, signals = parts.tests, (parts.signal.first, parts.signal.second)
+    predicted = [
+        predict_outlier_count(
+            signal,
+            weights,
+            edge=test.edge,
+            threshold=test.threshold,
+            singular_values=test.singular_values,
+        )
+        for signal, weights, test in zip(signals, parts.weights[1:], tests, strict=True)
+    ]
+    measured = tests[1].n_outliers - tests[0].n_outliers
+    return {"added_outliers": int(measured), "finite_n": predicted[1] - predicted[0]}
 
 
 def _count_parts(config: dict, seed: int) -> list[Bunch]:
@@ -427,9 +437,10 @@ COUNT_CLAIMS = [
     ),
     _count_claim(
         "finite_n",
-        "the finite-N prediction gives the count (singular values of the "
-        "mean-field signal S_2 above the BBP threshold of the measured bulk "
-        "edge, minus those of S_1)",
+        "the finite-N prediction gives the count (spikes of the mean-field "
+        "signal S_2 whose outlier, by the D-transform of W_2's measured bulk, "
+        "passes the edge test, plus the heavy rows of W_2 - S_2, minus the same "
+        "for S_1 and W_1)",
         IntervalTest,
         "the library's prediction from the Hermite expansion (two_step_signal); "
         "the paper gives the N -> infinity count",
@@ -708,9 +719,11 @@ def _describe(table) -> str:
         "*Count*: sincos (every Hermite coefficient nonzero), tanh single-index "
         f"target, reused batch, N = n = d, Tracy-Widom edge test at level {LEVEL:g} "
         "on W_1 and W_2. Lambda is the paper's N -> infinity count; the finite-N "
-        "prediction counts the singular values of the mean-field signal S_2 "
-        "(two_step_signal) above the BBP threshold of each measured bulk edge, "
-        "minus those of S_1.\n\n"
+        "prediction counts the spikes of the mean-field signal S_2 "
+        "(two_step_signal) whose outlier, by the D-transform of W_2's measured "
+        "bulk (Benaych-Georges, Nadakuditi), passes the test's threshold, plus "
+        "the heavy rows of W_2 - S_2 (neurons with a large |a_j|), minus the "
+        "same for S_1 and W_1.\n\n"
         f"*He_3 alignment*: N = n = {first.width / first.d:g} d, (alpha1, alpha2) "
         f"= ({first.alpha1:g}, {first.alpha2:g}), Lambda = {first.lambda_paper:g} ("
         + ", ".join(f"{c:g} with {a}" for a, c in counts.items())
@@ -735,11 +748,11 @@ TWO_STEP = Experiment(
         ),
         "small": _preset((100, 200, 300), 2, (50, 100, 200, 400), 8, (50, 100, 200)),
         "medium": _preset(
-            (200, 400, 800, 1600), 3, (100, 200, 400, 800, 1600), 8, (100, 200, 400)
+            (200, 400, 800, 1600), 8, (100, 200, 400, 800, 1600), 8, (100, 200, 400)
         ),
         "paper": _preset(
             (250, 500, 1000, 2000, 4000),
-            4,
+            10,
             (100, 200, 400, 800, 1600, 3200),
             10,
             (100, 200, 400, 800),

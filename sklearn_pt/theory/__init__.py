@@ -24,7 +24,9 @@ Two gradient steps (Moniri, Hassani, 2026):
 - :func:`hermite_coefficients` -- an activation's Hermite coefficients;
 - :func:`two_step_signal` -- the low-rank signal of the two steps at
   a finite width, order by order, and :func:`bbp_threshold`, the size a
-  signal needs to leave the bulk;
+  signal needs to leave the bulk; :func:`predict_outlier_count`, the
+  outliers of the signal plus a measured bulk (its spikes by the bulk's
+  D-transform, and the bulk's heavy rows);
 - :func:`cross_covariance_overlap` -- the chance-level overlap of a gradient
   step's rank-one term ``X^T y / n`` with ``theta``;
 - :func:`order_strength` -- the size ``N ** (alpha2 - k (1/2 - alpha1))`` of
@@ -82,6 +84,7 @@ from ._two_step import (
     cross_covariance_overlap,
     hermite_coefficients,
     order_strength,
+    predict_outlier_count,
     spike_count,
     two_step_signal,
 )
@@ -105,6 +108,7 @@ __all__ = [
     "order_strength",
     "plateau_law",
     "plateau_weights",
+    "predict_outlier_count",
     "proportion_for_reduction",
     "scalar_aligned_outlier",
     "scalar_outlier_threshold",

@@ -22,6 +22,7 @@ __all__ = [
     "cross_covariance_overlap",
     "hermite_coefficients",
     "order_strength",
+    "predict_outlier_count",
     "smoothed_derivative",
     "spike_count",
     "two_step_signal",
@@ -899,3 +900,110 @@ def count_signal_outliers(signal: ArrayLike, bulk_edge: float) -> int:
     gram = S.T @ S if n_rows >= n_cols else S @ S.T  # the smaller Gram matrix
     values = np.sqrt(np.clip(np.linalg.eigvalsh(gram), 0.0, None))
     return int(np.sum(values > bbp_threshold(n_rows, n_cols, scale)))
+
+
+def predict_outlier_count(
+    signal: ArrayLike,
+    weights: ArrayLike,
+    *,
+    edge: float,
+    threshold: float,
+    singular_values: ArrayLike | None = None,
+) -> int:
+    """Outliers of ``W = S + R`` above an edge test's threshold, predicted
+    from the signal ``S`` and the bulk of ``W`` (not from its outliers).
+
+    The steps leave two kinds of outlier, both counted:
+
+    1. *Spikes of* ``S``. A singular value ``theta`` of ``S`` (its singular
+       vectors generic for the noise ``R``) gives an outlier at the ``rho``
+       above the bulk where ``theta^2 D(rho) = 1``, ``D`` the D-transform of
+       the bulk (Benaych-Georges, Nadakuditi, 2012): ``D(z) = phi(z) (c
+       phi(z) + (1 - c) / z)``, ``phi(z) = mean_i z / (z^2 - s_i^2)`` over
+       the bulk's singular values ``s_i``, ``c = min(N, d) / max(N, d)``.
+       ``D`` falls above the bulk, so that outlier passes the test iff
+       ``theta^2 D(threshold) > 1``. For a white bulk this is
+       :func:`bbp_threshold` (``theta > scale c^(1/4)``); the steps'
+       bulk is far from white (rows with a large ``|a_j|`` move more), and
+       its ``1 / sqrt(D(threshold))`` lies 1.1 to 1.7 times above
+       ``bulk_edge / 2`` (:func:`count_signal_outliers` at ``N = d``).
+    2. *Heavy rows* of ``R = W - S``. Row ``j`` (norm ``rho_j``, a generic
+       direction) adds ``r r^T`` to the Gram matrix ``W^T W`` of the other
+       rows, which gives an eigenvalue ``lambda`` with ``1 = rho_j^2
+       g(lambda)``, ``g(lambda) = (1/d) tr (lambda - W^T W)^(-1)``: the row
+       is an outlier of its own iff ``rho_j^2 g(threshold^2) > 1``. The
+       neurons with the largest ``|a_j|`` give them; a signal matrix has
+       none.
+
+    The bulk is ``W``'s singular values below ``threshold``, those above
+    the fitted ``edge`` taken at the edge (a deterministic bulk ends there;
+    the values between are its Tracy--Widom fluctuation).
+
+    Parameters
+    ----------
+    signal : array-like of shape (N, d)
+        ``S``, e.g. ``S_1`` or ``S_2`` of :func:`two_step_signal`.
+    weights : array-like of shape (N, d)
+        ``W``, whose rows are the neurons.
+    edge, threshold : float
+        The fitted bulk edge and the test's threshold, in singular values
+        (``edge`` and ``threshold`` of
+        :func:`~sklearn_pt.spectral.soft_edge_test`).
+    singular_values : array-like, default=None
+        ``W``'s singular values, if already computed.
+
+    Returns
+    -------
+    int
+
+    References
+    ----------
+    .. [1] Benaych-Georges, Nadakuditi (2012), "The singular values and
+       vectors of low rank perturbations of large rectangular random
+       matrices", J. Multivariate Anal. 111.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_pt.spectral import soft_edge_test
+    >>> from sklearn_pt.theory import predict_outlier_count
+    >>> rng = np.random.default_rng(0)
+    >>> noise = rng.standard_normal((400, 400)) / 20  # white, edge 2
+    >>> noise[7] *= 3  # one heavy row
+    >>> u, v = np.ones(400) / 20, np.eye(400)[0]
+    >>> for theta in (2.0, 0.8):
+    ...     S = theta * np.outer(u, v)
+    ...     test = soft_edge_test(np.linalg.svd(S + noise, compute_uv=False))
+    ...     predicted = predict_outlier_count(
+    ...         S, S + noise, edge=test.edge, threshold=test.threshold)
+    ...     print(predicted, test.n_outliers)
+    2 2
+    1 1
+    """
+    S = np.asarray(signal, dtype=np.float64)
+    W = np.asarray(weights, dtype=np.float64)
+    if S.ndim != 2 or S.shape != W.shape or not 0 < edge <= threshold:
+        raise ValueError(
+            f"signal and weights must be matrices of one shape and 0 < edge <= "
+            f"threshold; got shapes {S.shape}, {W.shape}, edge {edge!r} and "
+            f"threshold {threshold!r}."
+        )
+    n_rows, n_cols = W.shape
+    p = min(n_rows, n_cols)
+    ratio = p / max(n_rows, n_cols)
+    if singular_values is None:
+        singular_values = np.linalg.svd(W, compute_uv=False)
+    values = np.asarray(singular_values, dtype=np.float64).ravel()
+    bulk = np.minimum(values[values < threshold], edge)
+    if bulk.size == 0:
+        return 0
+    inverse = 1.0 / (threshold**2 - bulk**2)  # (z^2 - s_i^2)^(-1) at the threshold
+    phi = threshold * inverse.mean()
+    transform = phi * (ratio * phi + (1.0 - ratio) / threshold)
+    gram = S.T @ S if n_rows >= n_cols else S @ S.T
+    theta2 = np.clip(np.linalg.eigvalsh(gram), 0.0, None)
+    spikes = int(np.sum(theta2 * transform > 1.0))
+    # (1/d) tr (z^2 - W^T W)^(-1): the p bulk values, and d - p zeros if N < d.
+    g = (p * inverse.mean() + max(n_cols - n_rows, 0) / threshold**2) / n_cols
+    rows = np.sum((W - S) ** 2, axis=1)
+    return spikes + int(np.sum(rows * g > 1.0))

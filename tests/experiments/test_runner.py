@@ -128,12 +128,14 @@ def test_verdicts_are_judged_from_the_csv_and_two_runs_write_the_same_bytes(
     assert len(first.figure.axes) == 2
 
 
-def test_a_claim_whose_opposite_holds_is_contradicted():
+def test_a_claim_whose_opposite_holds_at_one_size_is_not_contradicted():
+    """The opposite holds, but the run has one size: not shown to persist."""
     table = pd.DataFrame(
         {"x": [0] * 6, "seed": range(6), "gain": [-1.0, -2, -1, -3, -1, -2]}
     )
     sign, interval = judge(DEMO, table)
-    assert sign.word == interval.word == "contradicted"
+    assert sign.word == interval.word == "not reproduced at this size"
+    assert sign.where == "opposite at x=0; one size, so not shown to persist"
     assert "6 seeds" in sign.measured or "0 of 6" in sign.measured
 
 

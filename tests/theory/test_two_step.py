@@ -194,6 +194,7 @@ from sklearn_pt.theory import (  # noqa: E402
     bbp_threshold,
     count_signal_outliers,
     hermite_coefficients,
+    predict_outlier_count,
     two_step_signal,
 )
 from sklearn_pt.theory._two_step import (  # noqa: E402
@@ -422,3 +423,42 @@ def test_count_signal_outliers_against_a_simulated_spiked_matrix():
         edge = 1 + np.sqrt(N / d)
         assert count_signal_outliers(theta * np.outer(u, v), edge) == expected
         assert (s[0] > edge + 0.1) == bool(expected)
+
+
+def test_predict_outlier_count_is_the_bbp_threshold_on_a_white_bulk():
+    """On a white bulk the D-transform's threshold is bbp_threshold (N = 800,
+    d = 200: sqrt(2)), and the count agrees with the simulated spectrum's
+    edge test on either side of it."""
+    from sklearn_pt.spectral import soft_edge_test
+
+    rng = np.random.default_rng(0)
+    N, d = 800, 200
+    u, v = np.ones(N) / np.sqrt(N), np.eye(d)[0]
+    for theta, expected in ((2.5, 1), (1.9, 1), (1.0, 0), (0.5, 0)):
+        S = theta * np.outer(u, v)
+        W = S + rng.standard_normal((N, d)) / np.sqrt(d)
+        test = soft_edge_test(np.linalg.svd(W, compute_uv=False))
+        kwargs = {"edge": test.edge, "threshold": test.threshold}
+        assert predict_outlier_count(S, W, **kwargs) == expected
+        assert test.n_outliers == expected
+        # and its transpose (N < d)
+        test = soft_edge_test(np.linalg.svd(W.T, compute_uv=False))
+        kwargs = {"edge": test.edge, "threshold": test.threshold}
+        assert predict_outlier_count(S.T, W.T, **kwargs) == expected
+
+
+def test_predict_outlier_count_counts_a_heavy_row():
+    """A row of the noise with three times the others' norm is an outlier
+    of its own (the signal has none); one with 1.1 times is not."""
+    from sklearn_pt.spectral import soft_edge_test
+
+    rng = np.random.default_rng(1)
+    N = d = 400
+    S = np.zeros((N, d))
+    for factor, expected in ((3.0, 1), (1.1, 0)):
+        W = rng.standard_normal((N, d)) / np.sqrt(d)
+        W[5] *= factor
+        test = soft_edge_test(np.linalg.svd(W, compute_uv=False))
+        kwargs = {"edge": test.edge, "threshold": test.threshold}
+        assert predict_outlier_count(S, W, **kwargs) == expected
+        assert test.n_outliers == expected
