@@ -99,6 +99,11 @@ def _commit() -> str:
     return commit or "unknown"
 
 
+_PER_EXPERIMENT = (("commits", "commit"), ("machines", "machine"), ("dates", "date"))
+"""What a partial run notes per experiment (key), and the run's field it
+stands in for."""
+
+
 def run_medium(
     n_jobs: int | None = None,
     outputs: Path = OUTPUTS,
@@ -108,7 +113,7 @@ def run_medium(
     ``outputs``, over ``n_jobs`` joblib workers (None: the CLI's default,
     :func:`~sklearn_pt._cli.default_n_jobs`); the record of the run
     (``run.json``). A partial run keeps the record of the others and notes
-    its own commit and machine per experiment."""
+    its own commit, machine and date per experiment."""
     import torch
 
     n_jobs = default_n_jobs() if n_jobs is None else n_jobs
@@ -128,9 +133,9 @@ def run_medium(
         previous = json.loads((outputs / "run.json").read_text())
         notes = {
             key: previous.get(key, {}) | dict.fromkeys(names, record[field])
-            for key, field in (("commits", "commit"), ("machines", "machine"))
+            for key, field in _PER_EXPERIMENT
         }
-        record = previous | notes | {"date": record["date"]}
+        record = record | previous | notes
     for name in EXPERIMENTS if names is None else names:
         result = run(EXPERIMENTS[name], scale=SCALE, n_jobs=n_jobs)
         result.write(outputs)
@@ -152,9 +157,9 @@ def render(page: str, outputs: Path = OUTPUTS) -> str:
     record = json.loads((outputs / "run.json").read_text())
     relative = outputs.relative_to(HERE).as_posix()
     total = sum(record["seconds"][name] for name in names)
-    commits, machines = (
+    commits, machines, dates = (
         sorted({record.get(key, {}).get(n, record[field]) for n in names})
-        for key, field in (("commits", "commit"), ("machines", "machine"))
+        for key, field in _PER_EXPERIMENT
     )
     lines = [
         f".. This page is written by {COMMAND}; do not edit it.",
@@ -170,7 +175,7 @@ def render(page: str, outputs: Path = OUTPUTS) -> str:
         + f" (device {record['device']}, torch "
         f"{record['torch']}, joblib jobs: {record['n_jobs']}) at commit "
         + ", ".join(f"``{commit}``" for commit in commits)
-        + f" on {record['date']} by ``{record['command']}``: "
+        + f" on {', '.join(dates)} by ``{record['command']}``: "
         f"{_minutes(total)} of wall time for this page's {len(names)} experiment"
         + ("s" if len(names) > 1 else "")
         + ". Regenerate the run and every page with ``"

@@ -5,6 +5,7 @@ of the CSV, and each page is what ``docs/reproductions/regenerate.py
 
 import importlib.util
 import re
+import time
 from functools import cache
 from pathlib import Path
 
@@ -110,6 +111,7 @@ def test_a_partial_run_keeps_the_others_and_notes_its_commit(tmp_path, monkeypat
     assert record["machine"] == "Machine A, 2 cores, Linux"
     assert record["commits"] == {"two-step": "bbbbbbb"}
     assert record["machines"] == {"two-step": "Machine B, 2 cores, Linux"}
+    assert record["dates"] == {"two-step": time.strftime("%Y-%m-%d", time.gmtime())}
     assert json.loads((tmp_path / "run.json").read_text()) == record
 
 
@@ -128,4 +130,22 @@ def test_a_page_names_the_machine_of_each_of_its_experiments(tmp_path, monkeypat
     header = header.split("Measured on ", 1)[1].split(" (device", 1)[0]
     assert header == "; ".join(
         sorted([regenerate._escape(record["machine"]), "Machine B, 2 cores, Linux"])
+    )
+
+
+def test_a_page_names_the_date_of_each_of_its_experiments(tmp_path, monkeypatch):
+    """A rerun of one experiment dates its own page, not the others'."""
+    import json
+    import shutil
+
+    regenerate = _regenerate()
+    monkeypatch.setattr(regenerate, "HERE", tmp_path)
+    outputs = tmp_path / "medium"
+    shutil.copytree(PAGES / "medium", outputs)
+    record = json.loads((outputs / "run.json").read_text())
+    record |= {"date": "2026-01-01", "dates": {"two-step": "2026-02-02"}}
+    (outputs / "run.json").write_text(json.dumps(record))
+    assert " on 2026-02-02 by " in regenerate.render("two_steps", outputs=outputs)
+    assert " on 2026-01-01 by " in regenerate.render(
+        "feature_learning", outputs=outputs
     )
