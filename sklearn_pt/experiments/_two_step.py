@@ -168,24 +168,29 @@ def count_outliers(config: dict, seed: int) -> list[dict]:
     >>> len(out) == len(cell["alpha2"]), sorted(out[0])
     (True, ['added_outliers', 'finite_n'])
     """
-    return [_added_outliers(parts) for parts in _count_parts(config, seed)]
-
-
-def _added_outliers(parts: Bunch) -> dict:
-    """The measured and predicted counts of one :func:`_count_parts` entry."""
-    tests, signals = parts.tests, (parts.signal.first, parts.signal.second)
-    predicted = [
-        predict_outlier_count(
-            signal,
-            weights,
-            edge=test.edge,
-            threshold=test.threshold,
-            singular_values=test.singular_values,
-        )
-        for signal, weights, test in zip(signals, parts.weights[1:], tests, strict=True)
+    cells = _count_parts(config, seed)
+    first = _predicted(cells[0], 0)  # W_1 and S_1 are every cell's
+    return [
+        {
+            "added_outliers": int(cell.tests[1].n_outliers - cell.tests[0].n_outliers),
+            "finite_n": _predicted(cell, 1) - first,
+        }
+        for cell in cells
     ]
-    measured = tests[1].n_outliers - tests[0].n_outliers
-    return {"added_outliers": int(measured), "finite_n": predicted[1] - predicted[0]}
+
+
+def _predicted(parts: Bunch, step: int) -> int:
+    """:func:`~sklearn_pt.theory.predict_outlier_count` of ``W_1`` (``step``
+    0) or ``W_2`` (1) of one :func:`_count_parts` entry, from its signal and
+    its edge test."""
+    test = parts.tests[step]
+    return predict_outlier_count(
+        (parts.signal.first, parts.signal.second)[step],
+        parts.weights[1 + step],
+        edge=test.edge,
+        threshold=test.threshold,
+        singular_values=test.singular_values,
+    )
 
 
 def _count_parts(config: dict, seed: int) -> list[Bunch]:

@@ -462,3 +462,24 @@ def test_predict_outlier_count_counts_a_heavy_row():
         kwargs = {"edge": test.edge, "threshold": test.threshold}
         assert predict_outlier_count(S, W, **kwargs) == expected
         assert test.n_outliers == expected
+
+
+def test_singular_values_above_a_floor_equal_the_dense_ones():
+    """Lanczos for the few values above the floor, doubling ``k`` while the
+    smallest found is above it: equal to the SVD's, for a signal whose
+    vectors are orthogonal to the ones vector, for more values above the
+    floor than the first ``k``, for a small matrix and for zero."""
+    from sklearn_pt.theory._two_step import _singular_values_above
+
+    rng = np.random.default_rng(0)
+    alternating = np.resize([1.0, -1.0], 300) / np.sqrt(300)  # orthogonal to 1
+    rank_one = 5.0 * np.outer(rng.standard_normal(400) / 20, alternating)
+    decaying = rng.standard_normal((400, 300)) * 0.5 ** np.arange(300)  # columns
+    cases = [(rank_one, 0.1), (decaying, 1e-3), (decaying[:20, :12], 1e-3)]
+    for S, floor in cases:
+        dense = np.linalg.svd(S, compute_uv=False)
+        found = _singular_values_above(S, floor)
+        assert found.size == (dense > floor).sum() and found.size > 0
+        np.testing.assert_allclose(found, dense[: found.size], rtol=1e-10)
+    assert _singular_values_above(decaying, 1e-3).size > 8  # k doubled
+    assert _singular_values_above(np.zeros((50, 40)), 0.1).size == 0
