@@ -26,6 +26,7 @@ PARTIAL_COLUMNS = [
     "selection",
     "init_scale",
     "trainable_proportion",
+    "epochs",
     "train_mse",
     "test_mse",
     "n_features",
@@ -60,11 +61,13 @@ def test_reproduce_partial_writes_figure_table_and_summary(tmp_path, capsys):
     assert (tmp_path / "partial.png").read_bytes()[:8] == PNG_SIGNATURE
     header, rows = read_csv(tmp_path / "partial.csv")
     assert header == PARTIAL_COLUMNS
-    # tiny: 2 selections x 2 init scales x 4 proportions x 2 paired seeds
-    assert len(rows) == 32
+    # tiny: (2 selections at 5 epochs, leverage at 1) x 2 init scales x 4
+    # proportions x 2 paired seeds
+    assert len(rows) == 48
     assert {row[1] for row in rows} == {"leverage", "random"}
     assert {float(row[2]) for row in rows} == {1.0, 10.0}
-    assert all(float(value) >= 0 for row in rows for value in row[4:6])
+    assert {row[4] for row in rows} == {"1", "5"}
+    assert all(float(value) >= 0 for row in rows for value in row[5:7])
     summary = (tmp_path / "partial.md").read_text()
     assert summary.split("\n")[2] == "## Verdict"
     assert "paired seeds" in summary and NUMBER.search(summary)
