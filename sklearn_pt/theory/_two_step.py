@@ -908,9 +908,8 @@ def _singular_values_above(S: np.ndarray, floor: float) -> np.ndarray:
     ``k`` largest by Lanczos (``scipy.sparse.linalg.svds``, to machine
     precision), ``k`` doubled until one of them is at or below ``floor``;
     dense where ``k`` would reach half the smaller side. A signal of two
-    steps has a few values above a bulk's threshold and the rest far below,
-    so a 1600 x 1600 one takes milliseconds instead of a dense
-    decomposition."""
+    steps has a few values above a bulk's threshold and the rest far below:
+    Lanczos needs a few dozen products with ``S``, not a decomposition."""
     smaller = min(S.shape)
     if not S.any():
         return np.zeros(0)
@@ -949,8 +948,8 @@ def predict_outlier_count(
        ``theta^2 D(threshold) > 1``. For a white bulk this is
        :func:`bbp_threshold` (``theta > scale c^(1/4)``); the steps'
        bulk is far from white (rows with a large ``|a_j|`` move more), and
-       its ``1 / sqrt(D(threshold))`` lies 1.1 to 1.7 times above
-       ``bulk_edge / 2`` (:func:`count_signal_outliers` at ``N = d``).
+       its ``1 / sqrt(D(threshold))`` lies above the white bulk's
+       (:func:`count_signal_outliers`; measured in :ref:`defaults_two_step_signal`).
     2. *Heavy rows* of ``R = W - S``. Row ``j`` (norm ``rho_j``, a generic
        direction) adds ``r r^T`` to the Gram matrix ``W^T W`` of the other
        rows, which gives an eigenvalue ``lambda`` with ``1 = rho_j^2
