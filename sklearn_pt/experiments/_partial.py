@@ -13,15 +13,20 @@ batch (:func:`~sklearn_pt.model_selection.fit_stacked`).
 
 from __future__ import annotations
 
+import copy
 from itertools import product
 
 import numpy as np
+import torch
 from sklearn.metrics import mean_squared_error
 
+from .._torch_bridge import as_tensor
+from .._training import Callback
 from ..datasets import make_sphere_regression
 from ..exceptions import DivergenceError
 from ..model_selection import PhaseTransitionDisplay, fit_stacked
 from ..neural_network import PartiallyTrainableRegressor
+from ..neural_network._partial import _fit_ridge_readout, _has_trainable_hidden
 from ..theory import (
     biased_relu_alpha,
     biased_relu_kappa0,
@@ -135,35 +140,98 @@ def measure(config: dict, seed: int) -> list[dict]:
     """Train and test MSE at every P of every (selection, init scale) for
     one seed, all in one :func:`~sklearn_pt.model_selection.fit_stacked`
     batch on the first three quarters of the rows (NaN for a fit that
-    diverged); then the theory's selection again in a second batch, with
-    ``config["short_budget"]`` of the epochs."""
+    diverged); for the theory's selection also after
+    ``config["short_budget"]`` of the epochs (:func:`_at_epoch`: the same
+    trajectory, the readout re-solved there)."""
     n, d = config["n_samples"], config["n_features"]
     X, y = make_sphere_regression(n, d, random_state=seed)
     n_train = n - max(1, round(config["test_fraction"] * n))
     splits = ((X[:n_train], y[:n_train]), (X[n_train:], y[n_train:]))
+    grids = (config["selections"], config["init_scales"], config["proportions"])
+    fits = list(product(*grids))
+    networks = [
+        theory_design_regressor(config, init_scale=tau, selection=selection).set_params(
+            random_state=seed, trainable_proportion=p
+        )
+        for selection, tau, p in fits
+    ]
     short = max(1, round(config["short_budget"] * config["max_iter"]))
-    batches = [(config["selections"], config["max_iter"])]
+    snapshot = _Snapshot(short)
+    fitted = fit_stacked(networks, *splits[0], callbacks=[snapshot])
+    budgets = [(config["max_iter"], fits, fitted)]
     if short < config["max_iter"]:
-        batches.append(([THEORY_SELECTION], short))
+        theory = [k for k, keys in enumerate(fits) if keys[0] == THEORY_SELECTION]
+        early = _at_epoch(networks, fitted, snapshot, *splits[0])
+        budgets.append((short, [fits[k] for k in theory], [early[k] for k in theory]))
     rows = []
-    for selections, epochs in batches:
-        fits = list(product(selections, config["init_scales"], config["proportions"]))
-        networks = [
-            theory_design_regressor(
-                {**config, "max_iter": epochs}, init_scale=tau, selection=selection
-            ).set_params(random_state=seed, trainable_proportion=p)
-            for selection, tau, p in fits
-        ]
-        fitted = fit_stacked(networks, *splits[0])
-        for keys, fit in zip(fits, fitted, strict=True):
+    for epochs, keys, estimators in budgets:
+        for key, fit in zip(keys, estimators, strict=True):
             errors = (
                 [np.nan, np.nan]
                 if isinstance(fit, DivergenceError)
                 else [mean_squared_error(t, fit.predict(x)) for x, t in splits]
             )
-            values = (*keys, epochs, *errors, d)
+            values = (*key, epochs, *errors, d)
             rows.append(dict(zip(COLUMNS.split(), values, strict=True)))
     return rows
+
+
+class _Snapshot(Callback):
+    """The stacked networks' weights after epoch ``epoch``."""
+
+    def __init__(self, epoch: int) -> None:
+        self.epoch, self.networks, self.weights = epoch, None, []
+
+    def on_step_end(self, loop) -> None:
+        if loop.iteration == self.epoch:
+            self.networks = loop.stepper.module
+            self.weights = [p.detach().clone() for p in self.networks.parameters()]
+
+    @torch.no_grad()
+    def restored(self):
+        """The stacked networks, their weights put back to the epoch's (once
+        the training is over)."""
+        for parameter, weight in zip(
+            self.networks.parameters(), self.weights, strict=True
+        ):
+            parameter.copy_(weight)
+        return self.networks
+
+
+def _at_epoch(networks, fitted, snapshot: _Snapshot, X, y) -> list:
+    """Per fit, what a budget of ``snapshot.epoch`` epochs leaves (a fit
+    trains the same steps whatever its budget): a copy of the fitted
+    estimator with the snapshot's hidden weights and its readout re-solved
+    in closed form on ``(X, y)``. A fit with no trainable neuron (its
+    closed form) and one that diverged are their own."""
+    trains = [
+        not isinstance(fit, DivergenceError) and _has_trainable_hidden(fit.module_)
+        for fit in fitted
+    ]
+    if snapshot.networks is None or not any(trains):
+        return list(fitted)
+    copies = [
+        copy.deepcopy(fit) if flag else fit
+        for fit, flag in zip(fitted, trains, strict=True)
+    ]
+    # the stacked networks: those with a trainable neuron (one hidden layer)
+    stacked = [
+        k
+        for k, network in enumerate(networks)
+        if round(network.trainable_proportion * network.hidden_layer_sizes[0])
+    ]
+    spare = copies[trains.index(True)].module_  # a diverged fit's stand-in
+    modules = [
+        copies[k].module_ if trains[k] else copy.deepcopy(spare) for k in stacked
+    ]
+    snapshot.restored().copy_to_modules(modules)
+    for k in (k for k in stacked if trains[k]):
+        estimator = copies[k]
+        device, dtype = estimator.device_, modules[0].readout.weight.dtype
+        X_t = as_tensor(X, device=device, dtype=dtype)
+        y_t = as_tensor(np.reshape(y, (len(y), -1)), device=device, dtype=dtype)
+        _fit_ridge_readout(estimator.module_, X_t, y_t, estimator.alpha)
+    return copies
 
 
 def _at_budget(table, shortest: bool = False):

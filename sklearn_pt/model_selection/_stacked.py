@@ -112,7 +112,7 @@ def _same_value(a, b) -> bool:
         return False
 
 
-def fit_stacked(estimators: Sequence, X, y) -> list:
+def fit_stacked(estimators: Sequence, X, y, *, callbacks: Sequence = ()) -> list:
     """Fit estimators that differ only in their seeds, initial networks or
     step sizes on ``(X, y)``, all at once.
 
@@ -141,6 +141,12 @@ def fit_stacked(estimators: Sequence, X, y) -> list:
         Training inputs, the same for every estimator.
     y : array-like of shape (n_samples,) or (n_samples, n_outputs)
         Targets.
+    callbacks : sequence of Callback, default=()
+        More callbacks of the stacked training (the
+        ``sklearn_pt._training.Callback`` protocol), after the estimators'
+        own: each sees the loop after every iteration, with the stacked
+        networks as ``loop.stepper.module`` (e.g. to keep a copy of them at
+        an epoch). Only the estimators that train by gradient are stacked.
 
     Returns
     -------
@@ -211,10 +217,13 @@ def fit_stacked(estimators: Sequence, X, y) -> list:
     True
     """
     estimators = list(estimators)
-    return fit_stacked_datasets(estimators, [(X, y)] * len(estimators))
+    datasets = [(X, y)] * len(estimators)
+    return fit_stacked_datasets(estimators, datasets, callbacks=callbacks)
 
 
-def fit_stacked_datasets(estimators: Sequence, datasets: Sequence) -> list:
+def fit_stacked_datasets(
+    estimators: Sequence, datasets: Sequence, *, callbacks: Sequence = ()
+) -> list:
     """:func:`fit_stacked` with one training set ``(X, y)`` per estimator
     (the estimator's stacking must take it: e.g. first-layer GD on data sets
     of one shape)."""
@@ -232,6 +241,6 @@ def fit_stacked_datasets(estimators: Sequence, datasets: Sequence) -> list:
                 model.plan_fit(X, y)
                 for model, (X, y) in zip(models, datasets, strict=True)
             ]
-        return run_stacked(plans)
+        return run_stacked(plans, callbacks=callbacks)
 
     return fit_keeping_states(estimators, fit)
