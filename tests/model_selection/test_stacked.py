@@ -83,6 +83,35 @@ def test_each_stacked_class_names_its_parameters(name):
     assert all(set(params) <= names for params in grid)
 
 
+def test_callbacks_see_the_stacked_networks_after_every_iteration():
+    """A callback of fit_stacked runs after each of the max_iter epochs and
+    sees the stacked networks that train (P = 0 with the ridge readout is a
+    closed form: not stacked); it does not change the fits."""
+    from sklearn_pt._training import Callback
+
+    template, grid = GRIDS["partial"]
+    template = clone(template).set_params(readout="ridge")
+    X, y = make_single_index(120, 5, random_state=0)
+
+    class Seen(Callback):
+        def __init__(self):
+            self.iterations, self.n_models = [], set()
+
+        def on_step_end(self, loop):
+            self.iterations.append(loop.iteration)
+            self.n_models.add(loop.stepper.module.n_models)
+
+    seen = Seen()
+    with_callback = fit_stacked(
+        [clone(template).set_params(**p) for p in grid], X, y, callbacks=[seen]
+    )
+    without = fit_stacked([clone(template).set_params(**p) for p in grid], X, y)
+    assert seen.iterations == list(range(1, template.max_iter + 1))
+    assert seen.n_models == {sum(p["trainable_proportion"] > 0 for p in grid)}
+    for a, b in zip(with_callback, without, strict=True):
+        np.testing.assert_array_equal(a.predict(X), b.predict(X))
+
+
 def test_a_diverging_fit_is_left_as_it_was_and_the_others_fit():
     X, y = make_single_index(120, 10, random_state=1)
     estimators = [
