@@ -23,8 +23,8 @@ import pandas as pd
 from sklearn_pt.experiments._two_step import (
     LEVEL,
     TWO_STEP,
-    _added_outliers,
     _count_parts,
+    _predicted,
 )
 from sklearn_pt.spectral import soft_edge_test
 
@@ -40,7 +40,6 @@ def cell_row(alpha1: float, alpha2: float, width: int, seed: int, drop: int) -> 
     W2 = parts.weights[2]
     kept = np.argsort(-np.abs(parts.second_layer))[drop:]
     rows = np.linalg.norm(W2 - signal.second, axis=1)
-    counts = _added_outliers(parts)
     top = lambda values: " ".join(f"{v:.2f}" for v in values[:4])  # noqa: E731
     return {
         "alpha1": alpha1,
@@ -56,8 +55,8 @@ def cell_row(alpha1: float, alpha2: float, width: int, seed: int, drop: int) -> 
         "edge_W2": round(second.threshold, 2),
         "residual_row_max": round(rows.max(), 2),
         "residual_row_median": round(float(np.median(rows)), 2),
-        "measured": counts["added_outliers"],
-        "finite_n": counts["finite_n"],
+        "measured": second.n_outliers - first.n_outliers,
+        "finite_n": _predicted(parts, 1) - _predicted(parts, 0),
     }
 
 

@@ -14,8 +14,9 @@ first step (Ba et al., 2022). This script
 2. measures the number of outliers added by the second step over a grid of
    ``(alpha1, alpha2)`` with the ``"sincos"`` activation (every Hermite
    coefficient nonzero, so every order of the expansion exists) and shows it
-   next to ``Lambda`` and the finite-``N`` prediction of
-   :func:`~sklearn_pt.theory.two_step_signal`;
+   next to ``Lambda`` and the finite-``N`` prediction
+   (:func:`~sklearn_pt.theory.predict_outlier_count` of the mean-field signal
+   of :func:`~sklearn_pt.theory.two_step_signal` and the measured bulk);
 3. compares the alignment of the second step's update (top-2 right singular
    vectors of ``W_2 - W_1``) with the direction of an ``He_3`` target for
    reused and fresh batches, under ``tanh`` (``c_3 != 0``: the order ``k = 2``
@@ -44,10 +45,10 @@ import numpy as np
 
 from sklearn_pt.datasets import make_single_index
 from sklearn_pt.feature_extraction import TwoStepFeatures
-from sklearn_pt.spectral import WeightSpectrum, null_weights
+from sklearn_pt.spectral import WeightSpectrum, null_weights, soft_edge_test
 from sklearn_pt.theory import (
-    count_signal_outliers,
     hermite_coefficients,
+    predict_outlier_count,
     spike_count,
     two_step_signal,
 )
@@ -63,7 +64,7 @@ ALIGNMENT_SIZES = (300, 75) if SMALL else (600, 150)
 
 def added_outliers(N, alpha1, alpha2, seed, *, link="tanh", device="cpu"):
     """Outliers of W_2 minus those of W_1 (Tracy-Widom edge test), N = n = d,
-    measured and as the finite-N prediction (mean-field signal vs each edge)."""
+    measured and as the finite-N prediction (mean-field signal vs each bulk)."""
     X, y = make_single_index(N, N, link=link, random_state=seed)
     features = TwoStepFeatures(
         hidden_layer_sizes=N,
@@ -74,10 +75,11 @@ def added_outliers(N, alpha1, alpha2, seed, *, link="tanh", device="cpu"):
         device=device,
         dtype="float64",
     ).fit(X, y)
-    first, second = (
-        WeightSpectrum.from_estimator(features, step=step, edge="tracy-widom")
+    values = [
+        WeightSpectrum.from_estimator(features, step=step).singular_values_
         for step in (1, 2)
-    )
+    ]
+    tests = [soft_edge_test(v) for v in values]
     y_steps = (y - y.mean()) / y.std()  # the steps' standardised targets
     signal = two_step_signal(
         (X, y_steps),
@@ -87,10 +89,19 @@ def added_outliers(N, alpha1, alpha2, seed, *, link="tanh", device="cpu"):
         COUNT_ACTIVATION,
         initial_weights=features.first_layer_weights_[0],
     )
-    predicted = count_signal_outliers(
-        signal.second, second.bulk_edge_
-    ) - count_signal_outliers(signal.first, first.bulk_edge_)
-    return second.n_outliers_ - first.n_outliers_, predicted
+    first, second = (
+        predict_outlier_count(
+            S,
+            features.first_layer_weights_[step],
+            edge=test.edge,
+            threshold=test.threshold,
+            singular_values=v,
+        )
+        for step, S, test, v in zip(
+            (1, 2), (signal.first, signal.second), tests, values, strict=True
+        )
+    )
+    return tests[1].n_outliers - tests[0].n_outliers, second - first
 
 
 def count_sweep(sizes, seeds, device):

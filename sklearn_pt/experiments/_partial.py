@@ -225,12 +225,14 @@ def _at_epoch(networks, fitted, snapshot: _Snapshot, X, y) -> list:
         copies[k].module_ if trains[k] else copy.deepcopy(spare) for k in stacked
     ]
     snapshot.restored().copy_to_modules(modules)
+    # one design: every fit computes on the spare's device, in its dtype
+    weight = spare.readout.weight
+    X_t = as_tensor(X, device=weight.device, dtype=weight.dtype)
+    y_t = as_tensor(
+        np.reshape(y, (len(y), -1)), device=weight.device, dtype=weight.dtype
+    )
     for k in (k for k in stacked if trains[k]):
-        estimator = copies[k]
-        device, dtype = estimator.device_, modules[0].readout.weight.dtype
-        X_t = as_tensor(X, device=device, dtype=dtype)
-        y_t = as_tensor(np.reshape(y, (len(y), -1)), device=device, dtype=dtype)
-        _fit_ridge_readout(estimator.module_, X_t, y_t, estimator.alpha)
+        _fit_ridge_readout(copies[k].module_, X_t, y_t, copies[k].alpha)
     return copies
 
 
@@ -239,7 +241,7 @@ def _at_budget(table, shortest: bool = False):
     its short one); a table without an ``epochs`` column has only the full
     budget."""
     if "epochs" not in table:
-        return table.iloc[:0] if shortest else table
+        return table
     epochs = table.epochs.min() if shortest else table.epochs.max()
     return table[table.epochs == epochs]
 
@@ -321,10 +323,9 @@ def _sharper_with_budget(table) -> dict:
     """Per point of :func:`_sharper`, the paired move of its statistic from
     the short budget to the full one (positive: towards "sharper"); empty
     when the table has one budget."""
-    short = _at_budget(table, shortest=True)
-    if short.empty or short.epochs.iloc[0] == table.epochs.max():
+    if "epochs" not in table or table.epochs.nunique() < 2:
         return {}
-    full, smaller = _sharper(table), _sharper(short)
+    full, smaller = _sharper(table), _sharper(_at_budget(table, shortest=True))
     return {point: full[point] - smaller[point] for point in full}
 
 

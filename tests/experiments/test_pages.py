@@ -115,7 +115,9 @@ def test_a_partial_run_keeps_the_others_and_notes_its_commit(tmp_path, monkeypat
     assert json.loads((tmp_path / "run.json").read_text()) == record
 
 
-def test_a_page_names_the_machine_of_each_of_its_experiments(tmp_path, monkeypatch):
+def _committed_run_with(tmp_path, monkeypatch, **changes):
+    """The regenerate module and a copy of the committed run whose
+    ``run.json`` has ``changes``; the record before them."""
     import json
     import shutil
 
@@ -124,8 +126,14 @@ def test_a_page_names_the_machine_of_each_of_its_experiments(tmp_path, monkeypat
     outputs = tmp_path / "medium"
     shutil.copytree(PAGES / "medium", outputs)
     record = json.loads((outputs / "run.json").read_text())
-    record["machines"] = {"partial": "Machine B, 2 cores, Linux"}
-    (outputs / "run.json").write_text(json.dumps(record))
+    (outputs / "run.json").write_text(json.dumps(record | changes))
+    return regenerate, outputs, record
+
+
+def test_a_page_names_the_machine_of_each_of_its_experiments(tmp_path, monkeypatch):
+    regenerate, outputs, record = _committed_run_with(
+        tmp_path, monkeypatch, machines={"partial": "Machine B, 2 cores, Linux"}
+    )
     header = regenerate.render("partially_trainable", outputs=outputs)
     header = header.split("Measured on ", 1)[1].split(" (device", 1)[0]
     assert header == "; ".join(
@@ -135,16 +143,9 @@ def test_a_page_names_the_machine_of_each_of_its_experiments(tmp_path, monkeypat
 
 def test_a_page_names_the_date_of_each_of_its_experiments(tmp_path, monkeypatch):
     """A rerun of one experiment dates its own page, not the others'."""
-    import json
-    import shutil
-
-    regenerate = _regenerate()
-    monkeypatch.setattr(regenerate, "HERE", tmp_path)
-    outputs = tmp_path / "medium"
-    shutil.copytree(PAGES / "medium", outputs)
-    record = json.loads((outputs / "run.json").read_text())
-    record |= {"date": "2026-01-01", "dates": {"two-step": "2026-02-02"}}
-    (outputs / "run.json").write_text(json.dumps(record))
+    regenerate, outputs, _ = _committed_run_with(
+        tmp_path, monkeypatch, date="2026-01-01", dates={"two-step": "2026-02-02"}
+    )
     assert " on 2026-02-02 by " in regenerate.render("two_steps", outputs=outputs)
     assert " on 2026-01-01 by " in regenerate.render(
         "feature_learning", outputs=outputs
